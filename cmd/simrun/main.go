@@ -1,0 +1,112 @@
+// Command simrun runs arm64 and s390x Linux programs on a simulated CPU.
+//
+//	simrun run [flags] PROG [ARGS...]
+//
+// See `simrun help` for the commands and their flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	_ "simrun/sim/arm64"
+)
+
+const usage = `simrun runs arm64 and s390x Linux user programs (static ELF files) on a
+simulated CPU.
+
+Usage:
+  simrun <command> [flags] [arguments]
+
+Commands:
+  run       run a program: its stdout, stderr and exit status pass through
+  help      show help for a command
+
+Examples:
+  simrun run programs/bin/aarch64-O2/hello
+  simrun run --stats programs/bin/aarch64-O2/fib 25
+  simrun run --trace --max-insns 20 programs/bin/aarch64-O0/hello
+  simrun run --trace-json trace.jsonl --trace-fp programs/bin/aarch64-O2/vecsum
+
+Run 'simrun help <command>' for the flags of a command.
+`
+
+// exitError carries the process exit status out of a command.
+type exitError struct{ status int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.status) }
+
+func main() {
+	os.Exit(mainStatus(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// mainStatus runs simrun with args and returns the exit status.
+func mainStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(args[1:], stdin, stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		if len(args) > 1 {
+			return mainStatus([]string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "simrun: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.status
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintf(stderr, "simrun: %v\n", err)
+	return 1
+}
+
+var errUsage = errors.New("usage")
+
+// newFlags returns a flag set that reports errors the way simrun does.
+func newFlags(name, synopsis, examples string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: simrun %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+		if examples != "" {
+			fmt.Fprintf(stderr, "\nExamples:\n%s", examples)
+		}
+	}
+	return fs
+}
+
+// parseFlags parses flags up to the first non-flag argument (the program),
+// so the guest's own flags pass through untouched.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}

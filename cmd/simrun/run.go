@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"simrun/sim/cpu"
+	"simrun/sim/trace"
+)
+
+const runExamples = `simrun run programs/bin/aarch64-O2/hello a b c
+simrun run --stats --max-insns 1000000 programs/bin/aarch64-O2/fib 30
+simrun run --trace programs/bin/aarch64-O0/hello | head
+simrun run --trace-json trace.jsonl --trace-fp programs/bin/aarch64-O2/fpmath
+`
+
+func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "run [flags] PROG [ARGS...]", indent(runExamples), stderr)
+	maxInsns := fs.Uint64("max-insns", 0, "stop with an error after `N` instructions (0: no limit)")
+	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM and getrandom")
+	strict := fs.Bool("strict", false, "fault on unsupported syscalls instead of returning -ENOSYS")
+	stats := fs.Bool("stats", false, "print instruction count, MIPS and other statistics to stderr")
+	traceText := fs.Bool("trace", false, "print every retired instruction (pc, disassembly, registers written) to stderr")
+	traceJSON := fs.String("trace-json", "", "write a per-instruction register trace in qemu-trace's JSON Lines schema to `FILE`")
+	traceFP := fs.Bool("trace-fp", false, "include SIMD&FP registers in --trace-json")
+	var env multiFlag
+	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable; the environment is empty otherwise)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "simrun run: no program given")
+		fs.Usage()
+		return errUsage
+	}
+	prog := fs.Arg(0)
+	var guestOut bytes.Buffer
+	out := stdout
+	if *traceJSON != "" {
+		out = io.MultiWriter(stdout, &guestOut)
+	}
+	cfg := cpu.Config{
+		Args:     fs.Args(),
+		Env:      env,
+		Stdin:    stdin,
+		Stdout:   out,
+		Stderr:   stderr,
+		Seed:     *seed,
+		MaxInsns: *maxInsns,
+		Strict:   *strict,
+	}
+	m, err := cpu.Load(prog, cfg)
+	if err != nil {
+		return err
+	}
+	var observers []func(*cpu.Machine) error
+	var tt *trace.Text
+	if *traceText {
+		tt = trace.NewText(stderr, m)
+		observers = append(observers, tt.Step)
+	}
+	var tj *trace.JSON
+	if *traceJSON != "" {
+		f, err := os.Create(*traceJSON)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		tj, err = trace.NewJSON(f, m, prog, fs.Args(), *traceFP)
+		if err != nil {
+			return err
+		}
+		observers = append(observers, tj.Step)
+	}
+	switch len(observers) {
+	case 1:
+		m.Observer = observers[0]
+	case 2:
+		m.Observer = func(m *cpu.Machine) error {
+			if err := observers[0](m); err != nil {
+				return err
+			}
+			return observers[1](m)
+		}
+	}
+	start := time.Now()
+	exit, err := m.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return err
+	}
+	if tt != nil {
+		if err := tt.Finish(exit); err != nil {
+			return err
+		}
+	}
+	if tj != nil {
+		if err := tj.Finish(m, exit, guestOut.Bytes()); err != nil {
+			return fmt.Errorf("writing %s: %w", *traceJSON, err)
+		}
+	}
+	if exit.Fault != nil {
+		fmt.Fprintf(stderr, "simrun: %s: %v\n", prog, exit.Fault)
+	}
+	if *stats {
+		st := cpu.Stats{Insns: m.Insns, Syscalls: m.Syscalls, Wall: wall}
+		fmt.Fprintf(stderr, "instructions: %d\n", st.Insns)
+		fmt.Fprintf(stderr, "syscalls: %d\n", st.Syscalls)
+		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())
+		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())
+	}
+	if exit.Status != 0 {
+		return exitError{exit.Status}
+	}
+	return nil
+}
+
+type multiFlag []string
+
+func (f *multiFlag) String() string     { return fmt.Sprint([]string(*f)) }
+func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }

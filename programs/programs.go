@@ -1,0 +1,134 @@
+// Package programs locates the bundled guest programs: freestanding C
+// programs (src/*.c with the runtime in rt/) prebuilt into
+// bin/CONFIG/NAME for every configuration in Configs.  The binaries are
+// static ET_EXEC Linux executables that only use the write and exit_group
+// syscalls; each prints its results and exits with a status derived from
+// them (bit 7 set if one of its self-checks failed).  expected/ holds the
+// stdout and exit status of a run without arguments, which are the same
+// in every configuration.
+//
+// Rebuild with `make -C programs all sums` (needs Debian's
+// gcc-aarch64-linux-gnu and gcc-s390x-linux-gnu); see README.md.
+package programs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config is one build configuration.
+type Config struct {
+	Name string // directory under bin/, e.g. "aarch64-O2"
+	Arch string // "arm64" or "s390x"
+	Opt  string // gcc optimisation flags, e.g. "-O2 -march=z13"
+}
+
+// Configs lists every configuration the Makefile builds.
+var Configs = []Config{
+	{Name: "aarch64-O0", Arch: "arm64", Opt: "-O0"},
+	{Name: "aarch64-O2", Arch: "arm64", Opt: "-O2"},
+	{Name: "s390x-O0", Arch: "s390x", Opt: "-O0"},
+	{Name: "s390x-O2", Arch: "s390x", Opt: "-O2"},
+	{Name: "s390x-z13O2", Arch: "s390x", Opt: "-O2 -march=z13"},
+}
+
+// QemuCommand is the qemu-user command line (without the binary and its
+// arguments) that the Makefile and expected/ use for this configuration.
+// Run it with an empty environment (env -i) for reproducible stacks.
+func (c Config) QemuCommand() []string {
+	if c.Arch == "arm64" {
+		return []string{"qemu-aarch64", "-seed", "1", "-cpu", "max,sve=off,sme=off,pauth=off"}
+	}
+	return []string{"qemu-s390x", "-seed", "1"}
+}
+
+// Binary is one built program in one configuration.
+type Binary struct {
+	Config Config
+	Name   string   // program name, e.g. "fib"
+	Path   string   // absolute path of the executable
+	Args   []string // default arguments (argv[1:]); none for every program today
+}
+
+// Expected returns the recorded stdout and exit status of a run with the
+// default arguments and an empty environment.
+func (b Binary) Expected() (stdout []byte, status int, err error) {
+	return Expected(b.Name)
+}
+
+// Dir returns the absolute path of the programs directory.
+func Dir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("programs: runtime.Caller failed")
+	}
+	return filepath.Dir(file)
+}
+
+// Names returns the program names (src/*.c without the extension), sorted.
+func Names() []string {
+	files, _ := filepath.Glob(filepath.Join(Dir(), "src", "*.c"))
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".c"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Binaries returns every program built for arch ("arm64" or "s390x"; ""
+// means all architectures), ordered by configuration (as in Configs) and
+// then by name.  Paths are returned whether or not the file exists; the
+// package's tests check that all of them do.
+func Binaries(arch string) []Binary {
+	var out []Binary
+	names := Names()
+	for _, c := range Configs {
+		if arch != "" && c.Arch != arch {
+			continue
+		}
+		for _, n := range names {
+			out = append(out, Binary{
+				Config: c,
+				Name:   n,
+				Path:   filepath.Join(Dir(), "bin", c.Name, n),
+			})
+		}
+	}
+	return out
+}
+
+// Find returns the binary of program name in configuration config
+// (e.g. Find("s390x-O2", "fib")).
+func Find(config, name string) (Binary, error) {
+	for _, b := range Binaries("") {
+		if b.Config.Name == config && b.Name == name {
+			return b, nil
+		}
+	}
+	return Binary{}, fmt.Errorf("programs: no program %q in configuration %q", name, config)
+}
+
+// Expected returns the recorded stdout and exit status of program name
+// (expected/NAME.stdout and expected/NAME.status).
+func Expected(name string) (stdout []byte, status int, err error) {
+	base := filepath.Join(Dir(), "expected", name)
+	stdout, err = os.ReadFile(base + ".stdout")
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := os.ReadFile(base + ".status")
+	if err != nil {
+		return nil, 0, err
+	}
+	status, err = strconv.Atoi(strings.TrimSpace(string(st)))
+	if err != nil {
+		return nil, 0, fmt.Errorf("programs: %s.status: %v", base, err)
+	}
+	return stdout, status, nil
+}

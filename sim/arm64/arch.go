@@ -1,0 +1,200 @@
+package arm64
+
+import (
+	"debug/elf"
+	"encoding/binary"
+
+	"golang.org/x/arch/arm64/arm64asm"
+
+	"simrun/sim/cpu"
+)
+
+// HWCAP bits (arch/arm64/include/uapi/asm/hwcap.h) for what simrun
+// implements: FP, AdvSIMD, CRC32, LSE atomics, emulated ID register reads
+// and load-acquire RCpc (ldapr).
+const (
+	hwcapFP      = 1 << 0
+	hwcapASIMD   = 1 << 1
+	hwcapCRC32   = 1 << 7
+	hwcapATOMICS = 1 << 8
+	hwcapCPUID   = 1 << 11
+	hwcapLRCPC   = 1 << 15
+	HWCAP        = hwcapFP | hwcapASIMD | hwcapCRC32 | hwcapATOMICS | hwcapCPUID | hwcapLRCPC
+)
+
+// Arch is the arm64 descriptor.
+var Arch = &cpu.Arch{
+	Name:         "arm64",
+	ELFMachine:   elf.EM_AARCH64,
+	ByteOrder:    binary.LittleEndian,
+	UnameMachine: "aarch64",
+	Platform:     "aarch64",
+	HWCAP:        HWCAP,
+	HWCAP2:       0,
+	HasHWCAP2:    true,
+	MmapBase:     0x5500000000,
+	// mov x8, #139 (rt_sigreturn); svc #0
+	SigTramp:   []byte{0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4},
+	Syscalls:   syscalls,
+	Stat:       statGeneric,
+	GPRNames:   gprNames(),
+	FlagsName:  "nzcv",
+	NumVec:     32,
+	DwarfSP:    31,
+	DwarfFP:    29,
+	DwarfRA:    30,
+	InsnAlign:  4,
+	MaxInsnLen: 4,
+	NewCore:    newCore,
+	Disasm:     Disasm,
+}
+
+func init() { cpu.Register(Arch) }
+
+func gprNames() []string {
+	n := make([]string, 32)
+	for i := 0; i < 31; i++ {
+		n[i] = "x" + itoa(i)
+	}
+	n[31] = "sp"
+	return n
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return string(rune('0'+i/10)) + string(rune('0'+i%10))
+}
+
+// Disasm renders one instruction in GNU syntax with x/arch.
+func Disasm(code []byte, pc uint64) (string, int) {
+	if len(code) < 4 {
+		return "", 0
+	}
+	in, err := arm64asm.Decode(code[:4])
+	if err != nil {
+		return ".inst 0x" + hex32(binary.LittleEndian.Uint32(code)), 4
+	}
+	return arm64asm.GNUSyntax(in), 4
+}
+
+func hex32(v uint32) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 8)
+	for i := 7; i >= 0; i-- {
+		b[i] = digits[v&15]
+		v >>= 4
+	}
+	return string(b)
+}
+
+// statGeneric encodes struct stat as arm64 (asm-generic) lays it out:
+// 128 bytes.
+func statGeneric(o binary.ByteOrder, st *cpu.Stat) []byte {
+	b := make([]byte, 128)
+	o.PutUint64(b[0:], st.Dev)
+	o.PutUint64(b[8:], st.Ino)
+	o.PutUint32(b[16:], uint32(st.Mode))
+	o.PutUint32(b[20:], uint32(st.Nlink))
+	o.PutUint32(b[24:], uint32(st.UID))
+	o.PutUint32(b[28:], uint32(st.GID))
+	o.PutUint64(b[32:], st.Rdev)
+	o.PutUint64(b[48:], st.Size)
+	o.PutUint32(b[56:], uint32(st.Blksize))
+	o.PutUint64(b[64:], st.Blocks)
+	o.PutUint64(b[72:], st.Atime)
+	o.PutUint64(b[88:], st.Mtime)
+	o.PutUint64(b[104:], st.Ctime)
+	return b
+}
+
+// syscalls are the arm64 (asm-generic) numbers.
+var syscalls = map[string]uint64{
+	"getcwd":            17,
+	"dup":               23,
+	"dup3":              24,
+	"fcntl":             25,
+	"ioctl":             29,
+	"mkdirat":           34,
+	"unlinkat":          35,
+	"statfs":            43,
+	"fstatfs":           44,
+	"truncate":          45,
+	"ftruncate":         46,
+	"faccessat":         48,
+	"fchmod":            52,
+	"fchown":            55,
+	"openat":            56,
+	"close":             57,
+	"pipe2":             59,
+	"getdents64":        61,
+	"lseek":             62,
+	"read":              63,
+	"write":             64,
+	"readv":             65,
+	"writev":            66,
+	"pread64":           67,
+	"pwrite64":          68,
+	"pselect6":          72,
+	"ppoll":             73,
+	"readlinkat":        78,
+	"newfstatat":        79,
+	"fstat":             80,
+	"fsync":             82,
+	"exit":              93,
+	"exit_group":        94,
+	"set_tid_address":   96,
+	"futex":             98,
+	"set_robust_list":   99,
+	"nanosleep":         101,
+	"clock_gettime":     113,
+	"clock_getres":      114,
+	"clock_nanosleep":   115,
+	"sched_getaffinity": 123,
+	"sched_yield":       124,
+	"kill":              129,
+	"tkill":             130,
+	"tgkill":            131,
+	"sigaltstack":       132,
+	"rt_sigaction":      134,
+	"rt_sigprocmask":    135,
+	"rt_sigreturn":      139,
+	"setpriority":       140,
+	"getpriority":       141,
+	"times":             153,
+	"setpgid":           154,
+	"getpgid":           155,
+	"setsid":            157,
+	"uname":             160,
+	"getrlimit":         163,
+	"getrusage":         165,
+	"umask":             166,
+	"prctl":             167,
+	"gettimeofday":      169,
+	"getpid":            172,
+	"getppid":           173,
+	"getuid":            174,
+	"geteuid":           175,
+	"getgid":            176,
+	"getegid":           177,
+	"gettid":            178,
+	"sysinfo":           179,
+	"socket":            198,
+	"brk":               214,
+	"munmap":            215,
+	"mremap":            216,
+	"clone":             220,
+	"execve":            221,
+	"mmap":              222,
+	"mprotect":          226,
+	"mlock":             228,
+	"madvise":           233,
+	"wait4":             260,
+	"prlimit64":         261,
+	"getrandom":         278,
+	"membarrier":        283,
+	"statx":             291,
+	"rseq":              293,
+	"clone3":            435,
+}

@@ -1,0 +1,617 @@
+package arm64
+
+import (
+	"math"
+
+	"simrun/sim/cpu"
+)
+
+// Floating point on raw bit patterns with the Arm rules the host FPU does
+// not follow: NaN propagation (a signalling NaN operand wins, then the first
+// quiet NaN; invalid operations give the default NaN 0x7fc00000 /
+// 0x7ff8000000000000 rather than x86's negative one), fmax/fmin on zeros,
+// and saturating float-to-integer conversion. Precision t: 0 single,
+// 1 double, 3 half.
+
+const (
+	defNaN32 = 0x7fc00000
+	defNaN64 = 0x7ff8000000000000
+)
+
+func isNaN(t uint8, v uint64) bool {
+	if t == 1 {
+		return v&0x7fffffffffffffff > 0x7ff0000000000000
+	}
+	return uint32(v)&0x7fffffff > 0x7f800000
+}
+
+func isSNaN(t uint8, v uint64) bool {
+	if t == 1 {
+		return isNaN(t, v) && v&(1<<51) == 0
+	}
+	return isNaN(t, v) && v&(1<<22) == 0
+}
+
+func quiet(t uint8, v uint64) uint64 {
+	if t == 1 {
+		return v | 1<<51
+	}
+	return uint64(uint32(v) | 1<<22)
+}
+
+func (c *Core) defaultNaN(t uint8) uint64 {
+	if t == 1 {
+		return defNaN64
+	}
+	return defNaN32
+}
+
+// processNaNs returns the NaN result for operands ops (in the
+// architecture's priority order), or ok false if none is a NaN.
+func (c *Core) processNaNs(t uint8, ops ...uint64) (uint64, bool) {
+	for _, v := range ops {
+		if isSNaN(t, v) {
+			return c.nanResult(t, v), true
+		}
+	}
+	for _, v := range ops {
+		if isNaN(t, v) {
+			return c.nanResult(t, v), true
+		}
+	}
+	return 0, false
+}
+
+func (c *Core) nanResult(t uint8, v uint64) uint64 {
+	if c.fpcr&fpcrDN != 0 {
+		return c.defaultNaN(t)
+	}
+	return quiet(t, v)
+}
+
+func f32(v uint64) float32 { return math.Float32frombits(uint32(v)) }
+func f64(v uint64) float64 { return math.Float64frombits(v) }
+func b32(f float32) uint64 { return uint64(math.Float32bits(f)) }
+func b64(f float64) uint64 { return math.Float64bits(f) }
+
+// FP binary operation kinds (shared with AdvSIMD lanes).
+const (
+	fAdd = iota
+	fSub
+	fMul
+	fDiv
+	fMax
+	fMin
+	fMaxnm
+	fMinnm
+	fNmul
+	fMulx
+	fAbd
+)
+
+func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
+	switch kind {
+	case fMaxnm, fMinnm:
+		// A quiet NaN against a number gives the number.
+		qa, qb := isNaN(t, a) && !isSNaN(t, a), isNaN(t, b) && !isSNaN(t, b)
+		if qa && !isNaN(t, b) {
+			a = b
+		} else if qb && !isNaN(t, a) {
+			b = a
+		}
+		kind -= fMaxnm - fMax
+	}
+	if r, ok := c.processNaNs(t, a, b); ok {
+		return r
+	}
+	var r uint64
+	if t == 1 {
+		x, y := f64(a), f64(b)
+		var z float64
+		switch kind {
+		case fAdd:
+			z = x + y
+		case fSub:
+			z = x - y
+		case fMul:
+			z = x * y
+		case fDiv:
+			z = x / y
+		case fNmul:
+			z = -(x * y)
+		case fAbd:
+			z = math.Abs(x - y)
+		case fMulx:
+			if (math.IsInf(x, 0) && y == 0) || (x == 0 && math.IsInf(y, 0)) {
+				return b64(math.Copysign(2, x) * math.Copysign(1, y))
+			}
+			z = x * y
+		case fMax, fMin:
+			return fmaxmin(t, kind == fMax, a, b)
+		}
+		r = b64(z)
+	} else {
+		x, y := f32(a), f32(b)
+		var z float32
+		switch kind {
+		case fAdd:
+			z = x + y
+		case fSub:
+			z = x - y
+		case fMul:
+			z = x * y
+		case fDiv:
+			z = x / y
+		case fNmul:
+			z = -(x * y)
+		case fAbd:
+			z = float32(math.Abs(float64(x - y)))
+		case fMulx:
+			if (isInf32(x) && y == 0) || (x == 0 && isInf32(y)) {
+				return b32(float32(math.Copysign(2, float64(x)) * math.Copysign(1, float64(y))))
+			}
+			z = x * y
+		case fMax, fMin:
+			return fmaxmin(t, kind == fMax, a, b)
+		}
+		r = b32(z)
+	}
+	if isNaN(t, r) { // invalid operation
+		r = c.defaultNaN(t)
+	}
+	return r
+}
+
+func isInf32(f float32) bool { return math.IsInf(float64(f), 0) }
+
+// fmaxmin on non-NaN operands: +0 > -0.
+func fmaxmin(t uint8, isMax bool, a, b uint64) uint64 {
+	var x, y float64
+	if t == 1 {
+		x, y = f64(a), f64(b)
+	} else {
+		x, y = float64(f32(a)), float64(f32(b))
+	}
+	if x == y { // only zeros of different sign differ
+		neg := a>>63 == 1
+		if t != 1 {
+			neg = a>>31&1 == 1
+		}
+		if neg == isMax {
+			return b
+		}
+		return a
+	}
+	if (x > y) == isMax {
+		return a
+	}
+	return b
+}
+
+// fpFMA computes addend + n*m (negating as the op requires) fused.
+func (c *Core) fpFMA(t uint8, addend, n, m uint64, negProduct, negAddend bool) uint64 {
+	sign := uint64(1) << 31
+	if t == 1 {
+		sign = 1 << 63
+	}
+	// The infinity-times-zero case is invalid even with a quiet NaN addend.
+	infZero := func() bool {
+		if t == 1 {
+			x, y := f64(n), f64(m)
+			return (math.IsInf(x, 0) && y == 0) || (x == 0 && math.IsInf(y, 0))
+		}
+		x, y := f32(n), f32(m)
+		return (isInf32(x) && y == 0) || (x == 0 && isInf32(y))
+	}
+	if isNaN(t, addend) && !isSNaN(t, addend) && !isSNaN(t, n) && !isSNaN(t, m) && infZero() {
+		return c.defaultNaN(t)
+	}
+	if r, ok := c.processNaNs(t, addend, n, m); ok {
+		return r
+	}
+	if negProduct {
+		n ^= sign
+	}
+	if negAddend {
+		addend ^= sign
+	}
+	var r uint64
+	if t == 1 {
+		r = b64(math.FMA(f64(n), f64(m), f64(addend)))
+	} else {
+		r = b32(fma32(f32(n), f32(m), f32(addend)))
+	}
+	if isNaN(t, r) {
+		r = c.defaultNaN(t)
+	}
+	return r
+}
+
+// fma32 is a correctly rounded float32 fused multiply-add.
+func fma32(a, b, c float32) float32 {
+	p := float64(a) * float64(b) // exact: 24+24 bits fit in 53
+	cc := float64(c)
+	s := p + cc
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return float32(s)
+	}
+	// The float64 sum rounds once and the conversion to float32 again; the
+	// two can only disagree with one rounding when s landed exactly on a
+	// float32 midpoint. Then the exact error of the sum (TwoSum) says which
+	// way the true value lies.
+	bb := s - p
+	err := (p - (s - bb)) + (cc - bb)
+	if err != 0 && isMidpoint32(s) {
+		s = math.Nextafter(s, math.Copysign(math.Inf(1), err))
+	}
+	return float32(s)
+}
+
+// isMidpoint32 reports whether v lies exactly halfway between two adjacent
+// float32 values.
+func isMidpoint32(v float64) bool {
+	r := float32(v)
+	if float64(r) == v {
+		return false
+	}
+	other := math.Nextafter32(r, float32(math.Inf(1)))
+	if float64(r) > v {
+		other = math.Nextafter32(r, float32(math.Inf(-1)))
+	}
+	return (float64(r)+float64(other))/2 == v
+}
+
+func (c *Core) fpSqrt(t uint8, a uint64) uint64 {
+	if r, ok := c.processNaNs(t, a); ok {
+		return r
+	}
+	var r uint64
+	if t == 1 {
+		r = b64(math.Sqrt(f64(a)))
+	} else {
+		r = b32(float32(math.Sqrt(float64(f32(a))))) // exact: sqrt is correctly rounded via double
+	}
+	if isNaN(t, r) {
+		r = c.defaultNaN(t)
+	}
+	return r
+}
+
+// fpCompare returns NZCV for a compare.
+func fpCompare(t uint8, a, b uint64) uint32 {
+	if isNaN(t, a) || isNaN(t, b) {
+		return 0b0011
+	}
+	var x, y float64
+	if t == 1 {
+		x, y = f64(a), f64(b)
+	} else {
+		x, y = float64(f32(a)), float64(f32(b))
+	}
+	switch {
+	case x == y:
+		return 0b0110
+	case x < y:
+		return 0b1000
+	}
+	return 0b0010
+}
+
+func roundF(v float64, mode uint8) float64 {
+	switch mode {
+	case rnPos:
+		return math.Ceil(v)
+	case rnNeg:
+		return math.Floor(v)
+	case rnZero:
+		return math.Trunc(v)
+	case rnAway:
+		return math.Round(v)
+	}
+	return math.RoundToEven(v)
+}
+
+func (c *Core) fpRoundInt(t uint8, a uint64, mode uint8) uint64 {
+	if r, ok := c.processNaNs(t, a); ok {
+		return r
+	}
+	if t == 1 {
+		return b64(roundF(f64(a), mode))
+	}
+	return b32(float32(roundF(float64(f32(a)), mode)))
+}
+
+// fpToInt converts with rounding mode and saturation; NaN gives 0.
+func fpToInt(t uint8, a uint64, mode uint8, signed bool, width uint, fbits uint) uint64 {
+	if isNaN(t, a) {
+		return 0
+	}
+	var v float64
+	if t == 1 {
+		v = f64(a)
+	} else {
+		v = float64(f32(a))
+	}
+	if fbits != 0 {
+		v = math.Ldexp(v, int(fbits))
+	}
+	v = roundF(v, mode)
+	if signed {
+		hi := math.Ldexp(1, int(width-1)) // 2^(w-1)
+		switch {
+		case v >= hi:
+			return uint64(1)<<(width-1) - 1
+		case v < -hi:
+			return 1 << (width - 1)
+		}
+		r := uint64(int64(v))
+		return r & mask(uint32(width))
+	}
+	hi := math.Ldexp(1, int(width))
+	switch {
+	case v >= hi:
+		return mask(uint32(width))
+	case v <= 0:
+		return 0
+	}
+	if v >= 1<<63 {
+		return uint64(v-(1<<63)) | 1<<63
+	}
+	return uint64(v)
+}
+
+// intToFP converts a 32- or 64-bit integer (already extended to 64 bits)
+// with fbits fraction bits, rounding to nearest even.
+func intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
+	if t == 1 {
+		var f float64
+		if signed {
+			f = float64(int64(v))
+		} else {
+			f = float64(v)
+		}
+		if fbits != 0 {
+			f = math.Ldexp(f, -int(fbits))
+		}
+		return b64(f)
+	}
+	var f float32
+	if signed {
+		f = float32(int64(v))
+	} else {
+		f = float32(v)
+	}
+	if fbits != 0 {
+		f = float32(math.Ldexp(float64(f), -int(fbits)))
+	}
+	return b32(f)
+}
+
+// fpConvert changes precision (fcvt), quieting NaNs and keeping payloads.
+func (c *Core) fpConvert(from, to uint8, a uint64) uint64 {
+	var sign uint64
+	var f float64
+	nan := false
+	var payload uint64 // top mantissa bits, left-aligned in 64 bits
+	switch from {
+	case 0:
+		sign = a >> 31 & 1
+		nan = isNaN(0, a)
+		payload = (a & 0x7fffff) << 41
+		f = float64(f32(a))
+	case 1:
+		sign = a >> 63
+		nan = isNaN(1, a)
+		payload = (a & 0xfffffffffffff) << 12
+		f = f64(a)
+	case 3:
+		sign = a >> 15 & 1
+		nan = a&0x7fff > 0x7c00
+		payload = (a & 0x3ff) << 54
+		f = half2float(uint16(a))
+	}
+	if nan {
+		if c.fpcr&fpcrDN != 0 {
+			switch to {
+			case 0:
+				return defNaN32
+			case 1:
+				return defNaN64
+			}
+			return 0x7e00
+		}
+		payload |= 1 << 63 // quiet
+		switch to {
+		case 0:
+			return sign<<31 | 0x7f800000 | payload>>41
+		case 1:
+			return sign<<63 | 0x7ff0000000000000 | payload>>12
+		}
+		return sign<<15 | 0x7c00 | payload>>54
+	}
+	switch to {
+	case 0:
+		return b32(float32(f))
+	case 1:
+		return b64(f)
+	}
+	return uint64(float2half(f))
+}
+
+func half2float(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(h>>10) & 0x1f
+	man := float64(h & 0x3ff)
+	switch exp {
+	case 0:
+		return sign * math.Ldexp(man, -24)
+	case 31:
+		if man == 0 {
+			return math.Inf(int(sign))
+		}
+		return math.NaN()
+	}
+	return sign * math.Ldexp(1024+man, exp-25)
+}
+
+// float2half rounds to nearest even IEEE half precision.
+func float2half(f float64) uint16 {
+	var sign uint16
+	if math.Signbit(f) {
+		sign = 0x8000
+		f = -f
+	}
+	if math.IsInf(f, 0) {
+		return sign | 0x7c00
+	}
+	if f == 0 {
+		return sign
+	}
+	// Scale to an integer mantissa in units of the half's ulp at this exponent.
+	_, e := math.Frexp(f) // f = m * 2^e, m in [0.5, 1)
+	exp := e - 1          // f = 1.x * 2^exp
+	if exp < -14 {
+		exp = -14 // subnormal range: ulp is 2^-24
+	}
+	ulp := exp - 10
+	m := math.RoundToEven(math.Ldexp(f, -ulp))
+	if m >= 2048 { // rounding carried into the next binade
+		m /= 2
+		exp++
+	}
+	if exp > 15 {
+		return sign | 0x7c00
+	}
+	if m < 1024 { // subnormal
+		return sign | uint16(m)
+	}
+	return sign | uint16(exp+15)<<10 | uint16(m)&0x3ff
+}
+
+func (c *Core) fget(n uint8) uint64 { return c.v[n][0] }
+
+func (c *Core) fset(d uint8, t uint8, v uint64) {
+	switch t {
+	case 0:
+		v = uint64(uint32(v))
+	case 3:
+		v = uint64(uint16(v))
+	}
+	c.v[d] = [2]uint64{v, 0}
+}
+
+// execFP runs the scalar floating-point ops.
+func (c *Core) execFP(in *inst, pc uint64) *cpu.Fault {
+	t := in.a
+	switch in.op {
+	case opFmovReg:
+		c.fset(in.rd, t, c.fget(in.rn))
+	case opFabs:
+		c.fset(in.rd, t, c.fget(in.rn)&^signBit(t))
+	case opFneg:
+		c.fset(in.rd, t, c.fget(in.rn)^signBit(t))
+	case opFsqrt:
+		c.fset(in.rd, t, c.fpSqrt(t, c.fget(in.rn)))
+	case opFcvt:
+		c.fset(in.rd, in.b, c.fpConvert(t, in.b, c.fget(in.rn)))
+	case opFrint:
+		c.fset(in.rd, t, c.fpRoundInt(t, c.fget(in.rn), roundMode(in.b)))
+	case opFadd, opFsub, opFmul, opFdiv, opFmax, opFmin, opFmaxnm, opFminnm, opFnmul:
+		c.fset(in.rd, t, c.fpBinary(uint8(in.op-opFadd+fAdd)&0xff, t, c.fget(in.rn), c.fget(in.rm)))
+	case opFmadd:
+		c.fset(in.rd, t, c.fpFMA(t, c.fget(in.ra), c.fget(in.rn), c.fget(in.rm), false, false))
+	case opFmsub:
+		c.fset(in.rd, t, c.fpFMA(t, c.fget(in.ra), c.fget(in.rn), c.fget(in.rm), true, false))
+	case opFnmadd:
+		c.fset(in.rd, t, c.fpFMA(t, c.fget(in.ra), c.fget(in.rn), c.fget(in.rm), true, true))
+	case opFnmsub:
+		c.fset(in.rd, t, c.fpFMA(t, c.fget(in.ra), c.fget(in.rn), c.fget(in.rm), false, true))
+	case opFcmp:
+		b := c.fget(in.rm)
+		if in.b&2 != 0 {
+			b = 0
+		}
+		c.nzcv = fpCompare(t, c.fget(in.rn), b)
+	case opFccmp:
+		if c.cond(in.ra) {
+			c.nzcv = fpCompare(t, c.fget(in.rn), c.fget(in.rm))
+		} else {
+			c.nzcv = uint32(in.imm)
+		}
+	case opFcsel:
+		if c.cond(in.b) {
+			c.fset(in.rd, t, c.fget(in.rn))
+		} else {
+			c.fset(in.rd, t, c.fget(in.rm))
+		}
+	case opFmovI:
+		c.fset(in.rd, t, in.imm)
+	case opFmovToGP:
+		switch in.b {
+		case 0:
+			c.x[in.rd] = uint64(uint32(c.v[in.rn][0]))
+		case 1:
+			c.x[in.rd] = c.v[in.rn][0]
+		case 2:
+			c.x[in.rd] = c.v[in.rn][1]
+		}
+	case opFmovFromGP:
+		switch in.b {
+		case 0:
+			c.v[in.rd] = [2]uint64{uint64(uint32(c.x[in.rn])), 0}
+		case 1:
+			c.v[in.rd] = [2]uint64{c.x[in.rn], 0}
+		case 2:
+			c.v[in.rd][1] = c.x[in.rn]
+		}
+	case opFcvtToInt:
+		width := uint(32)
+		if in.b>>4&1 == 1 {
+			width = 64
+		}
+		r := fpToInt(t, c.fget(in.rn), in.b&7, in.b>>3&1 == 1, width, uint(in.imm))
+		if width == 32 {
+			r = uint64(uint32(r))
+		}
+		c.x[in.rd] = r
+	case opIntToFcvt:
+		v := c.x[in.rn]
+		signed := in.b&1 == 1
+		if in.b&2 == 0 {
+			if signed {
+				v = uint64(int32(v))
+			} else {
+				v = uint64(uint32(v))
+			}
+		}
+		c.fset(in.rd, t, intToFP(t, v, signed, uint(in.imm)))
+	case opSimd:
+		return c.execSIMD(in, pc)
+	case opSimdImm:
+		c.execSIMDImm(in)
+	default:
+		return &cpu.Fault{PC: pc, Kind: cpu.FaultInternal, Err: errNoExec(in.op)}
+	}
+	return nil
+}
+
+func signBit(t uint8) uint64 {
+	switch t {
+	case 1:
+		return 1 << 63
+	case 3:
+		return 1 << 15
+	}
+	return 1 << 31
+}
+
+// roundMode resolves frintx/frinti's "current mode" (always nearest here).
+func roundMode(m uint8) uint8 {
+	if m == rnExact || m == rnCur {
+		return rnEven
+	}
+	return m
+}

@@ -1,0 +1,154 @@
+// Package cpu is the architecture-neutral machine: guest memory, ELF
+// loading, the Linux user ABI (initial stack, syscalls), the run loop, the
+// Arch and Core interfaces, retired-op records and typed faults.
+//
+// An architecture package (sim/arm64, sim/s390x) registers an *Arch
+// describing its ABI facts and a constructor for its Core. Everything here
+// is data-driven by that descriptor, so a third ISA touches nothing in this
+// package.
+package cpu
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"sort"
+	"strings"
+)
+
+// Arch describes one instruction set and its Linux user ABI.
+type Arch struct {
+	Name       string // "arm64", "s390x"
+	ELFMachine elf.Machine
+	ByteOrder  binary.ByteOrder
+
+	// Linux ABI facts.
+	UnameMachine string // utsname.machine
+	Platform     string // AT_PLATFORM string ("" = no entry)
+	HWCAP        uint64
+	HWCAP2       uint64
+	HasHWCAP2    bool
+	// MmapBase is where the first mmap (the stack, or a static-PIE image)
+	// goes; the values follow qemu-user 7.2 so addresses match its traces.
+	MmapBase uint64
+	// SigTramp is machine code for the page qemu and Linux map after the
+	// stack (a rt_sigreturn trampoline); nil maps no page.
+	SigTramp []byte
+	// Syscalls maps generic syscall names to the arch's numbers; the
+	// handlers are shared (see syscalls.go).
+	Syscalls map[string]uint64
+	// Stat encodes a struct stat in the arch's layout.
+	Stat func(order binary.ByteOrder, st *Stat) []byte
+
+	// Register facts for tracing and unwinding.
+	GPRNames   []string // order of State.GPR, e.g. x0..x30, sp
+	FlagsName  string   // "nzcv" or "cc"
+	NumVec     int      // vector registers in State.Vec
+	DwarfSP    int
+	DwarfFP    int
+	DwarfRA    int
+	InsnAlign  uint64 // required pc alignment
+	MaxInsnLen int
+
+	// NewCore returns a CPU with all registers zero for machine m.
+	NewCore func(m *Machine) Core
+	// Disasm renders the instruction at the start of code (x/arch syntax);
+	// it returns the instruction length, or 0 if it cannot decode.
+	Disasm func(code []byte, pc uint64) (text string, n int)
+}
+
+var arches []*Arch
+
+// Register makes an architecture available to the loader.
+func Register(a *Arch) { arches = append(arches, a) }
+
+// ArchForMachine returns the registered arch for an ELF machine, or nil.
+func ArchForMachine(m elf.Machine) *Arch {
+	for _, a := range arches {
+		if a.ELFMachine == m {
+			return a
+		}
+	}
+	return nil
+}
+
+// ArchByName returns a registered arch by name, or nil.
+func ArchByName(name string) *Arch {
+	for _, a := range arches {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// Arches returns the registered architectures sorted by name.
+func Arches() []*Arch {
+	out := append([]*Arch(nil), arches...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func archNames() string {
+	var n []string
+	for _, a := range Arches() {
+		n = append(n, a.Name)
+	}
+	if len(n) == 0 {
+		return "no architectures (none registered)"
+	}
+	return strings.Join(n, " and ")
+}
+
+// Core is one simulated CPU.
+type Core interface {
+	// Run executes at most budget instructions and reports how many retired
+	// and why it stopped. A syscall instruction retires before Run returns
+	// StopSyscall; a faulting instruction does not retire.
+	Run(budget uint64) (retired uint64, stop Stop)
+	PC() uint64
+	SetPC(pc uint64)
+	// SetStack sets the stack pointer for process start.
+	SetStack(sp uint64)
+	// Syscall returns the number and arguments of the pending syscall.
+	Syscall() (nr uint64, args [6]uint64)
+	// SetSyscallResult writes a syscall's return value.
+	SetSyscallResult(v uint64)
+	// State copies the architectural state into s (allocating slices as
+	// needed).
+	State(s *State)
+	// NextOp describes the instruction at PC as it will execute from the
+	// current state (class, access address, branch outcome); ok is false
+	// when it cannot be fetched or decoded.
+	NextOp(op *Op) (ok bool)
+}
+
+// StopKind says why Core.Run returned.
+type StopKind uint8
+
+const (
+	StopBudget  StopKind = iota // the instruction budget ran out
+	StopSyscall                 // a syscall instruction retired
+	StopFault                   // an instruction faulted (Stop.Fault)
+)
+
+// Stop is the reason Core.Run returned.
+type Stop struct {
+	Kind  StopKind
+	Fault *Fault
+}
+
+// State is a snapshot of architectural registers.
+type State struct {
+	PC    uint64
+	GPR   []uint64    // Arch.GPRNames order
+	Flags uint64      // NZCV (N=8 Z=4 C=2 V=1) or the condition code
+	Vec   [][2]uint64 // [i][0] = bits 127:64, [i][1] = bits 63:0
+}
+
+// Clone returns a deep copy of s.
+func (s *State) Clone() *State {
+	c := *s
+	c.GPR = append([]uint64(nil), s.GPR...)
+	c.Vec = append([][2]uint64(nil), s.Vec...)
+	return &c
+}

@@ -1,0 +1,258 @@
+package cpu
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Image is a program loaded into guest memory.
+type Image struct {
+	Path     string
+	Arch     *Arch
+	Type     elf.Type
+	Bias     uint64 // load bias (0 for ET_EXEC)
+	Entry    uint64
+	Phdr     uint64 // guest address of the program headers (AT_PHDR)
+	Phent    uint64
+	Phnum    uint64
+	Start    uint64 // lowest mapped address of the image
+	End      uint64 // page-aligned end of the highest segment
+	BrkStart uint64
+	Segments []Segment
+	Symbols  []Symbol // function and object symbols, sorted by address
+}
+
+// Segment is one PT_LOAD segment as mapped.
+type Segment struct {
+	Index          int
+	Vaddr, Memsz   uint64
+	Offset, Filesz uint64
+	Perm           Perm
+}
+
+// Symbol is an ELF symbol with its final (biased) address.
+type Symbol struct {
+	Name  string
+	Addr  uint64
+	Size  uint64
+	IsFun bool
+}
+
+// LoadError is a problem with the program file itself.
+type LoadError struct {
+	Path string
+	Msg  string
+}
+
+func (e *LoadError) Error() string { return e.Path + ": " + e.Msg }
+
+func loadErr(path, format string, args ...any) error {
+	return &LoadError{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ParseELF checks that data is a static 64-bit executable for a registered
+// architecture and returns its parsed form.
+func ParseELF(path string, data []byte) (f *elf.File, arch *Arch, err error) {
+	if len(data) < 4 || !bytes.Equal(data[:4], []byte(elf.ELFMAG)) {
+		return nil, nil, loadErr(path, "not an ELF file (no \\x7fELF magic)")
+	}
+	defer func() {
+		// debug/elf has had panics on hostile input; never let one escape.
+		if r := recover(); r != nil {
+			f, arch, err = nil, nil, loadErr(path, "malformed ELF file: %v", r)
+		}
+	}()
+	f, err = elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, loadErr(path, "malformed ELF file: %v", err)
+	}
+	arch = ArchForMachine(f.Machine)
+	if arch == nil {
+		return nil, nil, loadErr(path, "ELF machine %v is not supported (simrun runs %s)", f.Machine, archNames())
+	}
+	if f.Class != elf.ELFCLASS64 {
+		return nil, nil, loadErr(path, "%v %s file: only 64-bit programs are supported", f.Class, arch.Name)
+	}
+	if f.ByteOrder != arch.ByteOrder {
+		return nil, nil, loadErr(path, "%s ELF with %v byte order", arch.Name, f.Data)
+	}
+	switch f.Type {
+	case elf.ET_EXEC, elf.ET_DYN:
+	default:
+		return nil, nil, loadErr(path, "ELF type %v is not an executable", f.Type)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			interp := make([]byte, min(p.Filesz, 256))
+			n, _ := p.ReadAt(interp, 0)
+			return nil, nil, loadErr(path, "dynamically linked (interpreter %q): simrun runs statically linked programs only", bytes.TrimRight(interp[:n], "\x00"))
+		}
+	}
+	return f, arch, nil
+}
+
+// LoadELF maps the program's segments into mem. base is where an ET_DYN
+// (static-PIE) image goes.
+func LoadELF(mem *Memory, path string, data []byte, base uint64) (*Image, error) {
+	f, arch, err := ParseELF(path, data)
+	if err != nil {
+		return nil, err
+	}
+	img := &Image{Path: path, Arch: arch, Type: f.Type}
+	if f.Type == elf.ET_DYN {
+		img.Bias = base
+	}
+	var segs []Segment
+	for i, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		if p.Filesz > p.Memsz {
+			return nil, loadErr(path, "segment %d: file size 0x%x exceeds memory size 0x%x", i, p.Filesz, p.Memsz)
+		}
+		if p.Filesz > 0 && (p.Off > uint64(len(data)) || p.Filesz > uint64(len(data))-p.Off) {
+			return nil, loadErr(path, "segment %d is truncated: needs file bytes 0x%x..0x%x, file has 0x%x", i, p.Off, p.Off+p.Filesz, len(data))
+		}
+		va := p.Vaddr + img.Bias
+		if va+p.Memsz < va || va+p.Memsz > 1<<56 {
+			return nil, loadErr(path, "segment %d: address range 0x%x+0x%x is outside the user address space", i, va, p.Memsz)
+		}
+		if p.Memsz == 0 {
+			continue
+		}
+		perm := Perm(0)
+		if p.Flags&elf.PF_R != 0 {
+			perm |= PermR
+		}
+		if p.Flags&elf.PF_W != 0 {
+			perm |= PermW
+		}
+		if p.Flags&elf.PF_X != 0 {
+			perm |= PermX
+		}
+		segs = append(segs, Segment{Index: i, Vaddr: va, Memsz: p.Memsz, Offset: p.Off, Filesz: p.Filesz, Perm: perm})
+	}
+	if len(segs) == 0 {
+		return nil, loadErr(path, "no loadable segments")
+	}
+	if len(segs) > 64 {
+		return nil, loadErr(path, "%d loadable segments: too many", len(segs))
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].Vaddr < segs[j].Vaddr })
+	// Page permissions: the union over segments that share a page.
+	perms := map[uint64]Perm{}
+	var total uint64
+	for _, s := range segs {
+		for a := s.Vaddr &^ PageMask; a < s.Vaddr+s.Memsz; a += PageSize {
+			if _, seen := perms[a]; !seen {
+				total++
+			}
+			perms[a] |= s.Perm
+		}
+	}
+	if total > 1<<20 { // 4 GiB of image is surely a corrupt header
+		return nil, loadErr(path, "segments span %d pages: too large", total)
+	}
+	for a, p := range perms {
+		if err := mem.Map(a, PageSize, p); err != nil {
+			return nil, loadErr(path, "%v", err)
+		}
+	}
+	for _, s := range segs {
+		if s.Filesz == 0 {
+			continue
+		}
+		if err := mem.Poke(s.Vaddr, data[s.Offset:s.Offset+s.Filesz]); err != nil {
+			return nil, loadErr(path, "segment %d: %v", s.Index, err)
+		}
+	}
+	img.Segments = segs
+	img.Start = segs[0].Vaddr &^ PageMask
+	for _, s := range segs {
+		img.End = max(img.End, alignUp(s.Vaddr+s.Memsz, PageSize))
+	}
+	img.BrkStart = img.End
+	img.Entry = f.Entry + img.Bias
+	inExec := false
+	for _, s := range segs {
+		if s.Perm&PermX != 0 && img.Entry >= s.Vaddr && img.Entry < s.Vaddr+s.Memsz {
+			inExec = true
+		}
+	}
+	if !inExec {
+		return nil, loadErr(path, "entry point 0x%x is outside every executable segment", img.Entry)
+	}
+	// AT_PHDR: PT_PHDR if present, else where the headers' file offset lands.
+	phoff := phdrOffset(data, f)
+	img.Phent = uint64(phentSize(f))
+	img.Phnum = uint64(len(f.Progs))
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_PHDR {
+			img.Phdr = p.Vaddr + img.Bias
+		}
+	}
+	if img.Phdr == 0 {
+		for _, s := range segs {
+			if phoff >= s.Offset && phoff < s.Offset+s.Filesz {
+				img.Phdr = s.Vaddr + (phoff - s.Offset)
+			}
+		}
+	}
+	img.Symbols = readSymbols(f, img.Bias)
+	return img, nil
+}
+
+func phentSize(f *elf.File) int {
+	if f.Class == elf.ELFCLASS64 {
+		return 56
+	}
+	return 32
+}
+
+// phdrOffset returns e_phoff, which debug/elf does not expose.
+func phdrOffset(data []byte, f *elf.File) uint64 {
+	if len(data) < 0x28 {
+		return 0
+	}
+	return f.ByteOrder.Uint64(data[0x20:0x28])
+}
+
+func readSymbols(f *elf.File, bias uint64) []Symbol {
+	syms, err := f.Symbols()
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		return nil
+	}
+	var out []Symbol
+	for _, s := range syms {
+		t := elf.ST_TYPE(s.Info)
+		if s.Section == elf.SHN_UNDEF || s.Name == "" || (t != elf.STT_FUNC && t != elf.STT_OBJECT && t != elf.STT_NOTYPE) {
+			continue
+		}
+		if t == elf.STT_NOTYPE && (s.Name[0] == '$' || s.Section >= elf.SHN_LORESERVE) {
+			continue // mapping symbols ($x, $d) and absolute values
+		}
+		out = append(out, Symbol{Name: s.Name, Addr: s.Value + bias, Size: s.Size, IsFun: t == elf.STT_FUNC})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
+}
+
+// SymbolAt returns the symbol containing addr (or the nearest one below it
+// without a size) and the offset into it.
+func (img *Image) SymbolAt(addr uint64) (Symbol, uint64, bool) {
+	i := sort.Search(len(img.Symbols), func(i int) bool { return img.Symbols[i].Addr > addr }) - 1
+	for ; i >= 0; i-- {
+		s := img.Symbols[i]
+		if s.Size == 0 && !s.IsFun {
+			continue
+		}
+		if addr < s.Addr+s.Size || (s.Size == 0 && addr-s.Addr < 1<<16) {
+			return s, addr - s.Addr, true
+		}
+		break
+	}
+	return Symbol{}, 0, false
+}

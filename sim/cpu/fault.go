@@ -1,0 +1,122 @@
+package cpu
+
+import (
+	"encoding/hex"
+	"fmt"
+)
+
+// FaultKind classifies why an instruction could not complete.
+type FaultKind uint8
+
+const (
+	FaultUnmapped    FaultKind = iota + 1 // data access to an unmapped address
+	FaultPermission                       // data access without permission
+	FaultFetch                            // instruction fetch from unmapped or non-executable memory
+	FaultUndefined                        // not a valid instruction
+	FaultUnsupported                      // valid, but not implemented by simrun
+	FaultAlignment                        // misaligned pc or access that must be aligned
+	FaultBreakpoint                       // brk / trap instruction
+	FaultSyscall                          // unsupported syscall under --strict, or a syscall that cannot proceed
+	FaultInsnLimit                        // --max-insns reached
+	FaultSignal                           // the guest sent itself a fatal signal
+	FaultInternal                         // a simulator bug caught at run time
+)
+
+var faultNames = [...]string{
+	FaultUnmapped:    "unmapped address",
+	FaultPermission:  "permission denied",
+	FaultFetch:       "bad instruction fetch",
+	FaultUndefined:   "undefined instruction",
+	FaultUnsupported: "unsupported instruction",
+	FaultAlignment:   "alignment fault",
+	FaultBreakpoint:  "breakpoint",
+	FaultSyscall:     "syscall",
+	FaultInsnLimit:   "instruction limit reached",
+	FaultSignal:      "signal",
+	FaultInternal:    "internal error",
+}
+
+func (k FaultKind) String() string {
+	if int(k) < len(faultNames) && faultNames[k] != "" {
+		return faultNames[k]
+	}
+	return fmt.Sprintf("fault(%d)", k)
+}
+
+// Signal numbers (identical on arm64 and s390x Linux).
+const (
+	SIGILL  = 4
+	SIGTRAP = 5
+	SIGABRT = 6
+	SIGBUS  = 7
+	SIGKILL = 9
+	SIGSEGV = 11
+	SIGXCPU = 24
+	SIGSYS  = 31
+)
+
+// Fault is an instruction that could not complete. It is a value: the run
+// ends with it, and its Error is the one-line message users see.
+type Fault struct {
+	Arch   string
+	PC     uint64
+	Insn   []byte // the instruction bytes (as far as they could be read)
+	Disasm string // disassembly, if it decodes
+	Kind   FaultKind
+	Addr   uint64 // data address for memory faults
+	Sig    int    // for FaultSignal: the signal number
+	Err    error  // detail
+}
+
+func (f *Fault) Error() string {
+	s := fmt.Sprintf("%s fault at pc 0x%x", f.Arch, f.PC)
+	if len(f.Insn) > 0 {
+		s += " (" + hex.EncodeToString(f.Insn)
+		if f.Disasm != "" {
+			s += " " + f.Disasm
+		}
+		s += ")"
+	}
+	s += ": " + f.Kind.String()
+	if f.Err != nil {
+		s += ": " + f.Err.Error()
+	}
+	return s
+}
+
+func (f *Fault) Unwrap() error { return f.Err }
+
+// Signal is the Linux signal that would end the process.
+func (f *Fault) Signal() int {
+	switch f.Kind {
+	case FaultUnmapped, FaultPermission, FaultFetch:
+		return SIGSEGV
+	case FaultUndefined, FaultUnsupported:
+		return SIGILL
+	case FaultAlignment:
+		return SIGBUS
+	case FaultBreakpoint:
+		return SIGTRAP
+	case FaultSyscall:
+		return SIGSYS
+	case FaultInsnLimit:
+		return SIGXCPU
+	case FaultSignal:
+		return f.Sig
+	}
+	return SIGABRT
+}
+
+// ExitStatus is the shell's status for a process ended by the fault.
+func (f *Fault) ExitStatus() int { return 128 + f.Signal() }
+
+// MemFaultKind maps a failed data access to a fault kind.
+func MemFaultKind(mf MemFault) FaultKind {
+	if mf.Access == AccessExec {
+		return FaultFetch
+	}
+	if mf.Unmapped {
+		return FaultUnmapped
+	}
+	return FaultPermission
+}

@@ -1,0 +1,246 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"time"
+)
+
+// Config is how a program is started.
+type Config struct {
+	Args   []string  // argv, argv[0] included (defaults to the program path)
+	Env    []string  // envp, passed exactly (nil = empty)
+	Stdin  io.Reader // nil = empty input
+	Stdout io.Writer // nil = discard
+	Stderr io.Writer // nil = discard
+	// Notes receives one-time notes (unsupported syscalls); nil = Stderr.
+	Notes    io.Writer
+	Seed     uint64 // seeds AT_RANDOM and getrandom
+	MaxInsns uint64 // 0 = unlimited
+	Strict   bool   // unsupported syscalls fault instead of returning -ENOSYS
+}
+
+// Machine is one simulated process: memory, a CPU core and the Linux state
+// around them.
+type Machine struct {
+	Arch  *Arch
+	Mem   *Memory
+	Core  Core
+	Image *Image
+	Cfg   Config
+
+	Insns    uint64 // retired instructions
+	Syscalls uint64 // syscalls executed
+
+	// Per-instruction observer (tracing); nil costs nothing.
+	Observer func(m *Machine) error
+
+	os     linuxState
+	rng    *rand.Rand
+	exited bool
+	status int
+	fault  *Fault
+}
+
+// Exit is how a run ended.
+type Exit struct {
+	Status int    // exit status as the shell sees it (128+signal after a fault)
+	Fault  *Fault // nil for a normal exit
+}
+
+// Load reads the program at path and prepares a machine for it.
+func Load(path string, cfg Config) (*Machine, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(path, data, cfg)
+}
+
+// New prepares a machine for the ELF image in data.
+func New(path string, data []byte, cfg Config) (*Machine, error) {
+	_, arch, err := ParseELF(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Args) == 0 {
+		cfg.Args = []string{path}
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	if cfg.Notes == nil {
+		cfg.Notes = cfg.Stderr
+	}
+	m := &Machine{Arch: arch, Mem: NewMemory(), Cfg: cfg}
+	m.rng = rand.New(rand.NewChaCha8(seedBytes(cfg.Seed)))
+	// Address-space layout as qemu-user 7.2 builds it: a static-PIE image at
+	// the mmap base followed by a 32 MiB brk reservation; then the stack
+	// (8 MiB plus a guard page) and the signal trampoline page.
+	m.os.mmapNext = arch.MmapBase
+	img, err := LoadELF(m.Mem, path, data, arch.MmapBase)
+	if err != nil {
+		return nil, err
+	}
+	m.Image = img
+	if img.Bias != 0 {
+		m.os.mmapNext = img.End + brkReserve
+	}
+	m.os.brkStart, m.os.brk = img.BrkStart, img.BrkStart
+	m.Core = arch.NewCore(m)
+	sp, err := m.setupStack()
+	if err != nil {
+		return nil, err
+	}
+	m.Core.SetStack(sp)
+	m.Core.SetPC(img.Entry)
+	m.os.init(m)
+	return m, nil
+}
+
+const (
+	stackSize  = 8 << 20
+	brkReserve = 32 << 20
+)
+
+func seedBytes(seed uint64) [32]byte {
+	var b [32]byte
+	for i := 0; i < 4; i++ {
+		v := seed + uint64(i)*0x9e3779b97f4a7c15
+		v ^= v >> 31
+		v *= 0xbf58476d1ce4e5b9
+		for j := 0; j < 8; j++ {
+			b[i*8+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
+
+// Exited reports whether the guest has exited (or faulted).
+func (m *Machine) Exited() bool { return m.exited }
+
+// Run executes the program to its end, or until an error that is not the
+// guest's (an observer error). A guest fault is a normal end: Exit.Fault.
+func (m *Machine) Run() (*Exit, error) {
+	for !m.exited {
+		if err := m.step(); err != nil {
+			return nil, err
+		}
+	}
+	return &Exit{Status: m.status, Fault: m.fault}, nil
+}
+
+// RunFor executes at most n more instructions (for tests and tracers).
+func (m *Machine) RunFor(n uint64) (*Exit, error) {
+	stop := m.Insns + n
+	for !m.exited && m.Insns < stop {
+		if err := m.stepBudget(stop - m.Insns); err != nil {
+			return nil, err
+		}
+	}
+	if !m.exited {
+		return nil, nil
+	}
+	return &Exit{Status: m.status, Fault: m.fault}, nil
+}
+
+func (m *Machine) step() error {
+	if m.Observer != nil {
+		return m.stepBudget(1)
+	}
+	return m.stepBudget(1 << 62)
+}
+
+func (m *Machine) stepBudget(budget uint64) error {
+	if m.Cfg.MaxInsns != 0 {
+		if m.Insns >= m.Cfg.MaxInsns {
+			m.endFault(&Fault{Arch: m.Arch.Name, PC: m.Core.PC(), Kind: FaultInsnLimit,
+				Err: fmt.Errorf("%d instructions retired (--max-insns)", m.Insns)})
+			return nil
+		}
+		budget = min(budget, m.Cfg.MaxInsns-m.Insns)
+	}
+	if m.Observer != nil {
+		budget = 1
+		if err := m.Observer(m); err != nil {
+			return err
+		}
+	}
+	n, stop := m.Core.Run(budget)
+	m.Insns += n
+	switch stop.Kind {
+	case StopSyscall:
+		m.Syscalls++
+		m.syscall()
+	case StopFault:
+		m.endFault(m.describeFault(stop.Fault))
+	}
+	return nil
+}
+
+// describeFault adds the instruction bytes and disassembly to a fault.
+func (m *Machine) describeFault(f *Fault) *Fault {
+	f.Arch = m.Arch.Name
+	if f.Insn == nil && f.Kind != FaultFetch && f.Kind != FaultInsnLimit {
+		n := m.Arch.MaxInsnLen
+		for ; n > 0; n-- {
+			if b, err := m.Mem.ReadBytes(f.PC, n); err == nil {
+				f.Insn = b
+				break
+			}
+		}
+	}
+	if f.Insn != nil && f.Disasm == "" && m.Arch.Disasm != nil {
+		if text, n := m.Arch.Disasm(f.Insn, f.PC); n > 0 {
+			f.Disasm = text
+			if n < len(f.Insn) {
+				f.Insn = f.Insn[:n]
+			}
+		}
+	}
+	return f
+}
+
+func (m *Machine) endFault(f *Fault) {
+	m.fault = f
+	m.exited = true
+	m.status = f.ExitStatus()
+}
+
+func (m *Machine) exit(status int) {
+	m.exited = true
+	m.status = status & 0xff
+}
+
+// Note writes a one-line note to the notes stream.
+func (m *Machine) Note(format string, args ...any) {
+	fmt.Fprintf(m.Cfg.Notes, "simrun: "+format+"\n", args...)
+}
+
+// VirtualNanos is the virtual clock: 1 ns per retired instruction until a
+// timing model supplies cycles.
+func (m *Machine) VirtualNanos() uint64 { return m.Insns }
+
+// Stats summarise a run.
+type Stats struct {
+	Insns    uint64
+	Syscalls uint64
+	Wall     time.Duration
+}
+
+// MIPS is millions of instructions per wall-clock second.
+func (s Stats) MIPS() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.Insns) / s.Wall.Seconds() / 1e6
+}
+
+// ErrNoProgram is returned for a missing program argument.
+var ErrNoProgram = errors.New("no program given")

@@ -1,0 +1,580 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// Guest memory is a sparse set of 4 KiB pages with per-page permissions.
+//
+// The hot path is a pair of direct-mapped translation caches (one for reads,
+// one for writes) indexed by the low bits of the virtual page number; a hit
+// costs a tag compare and one slice access. Misses, page-crossing accesses,
+// permission failures and stores into pages that hold decoded code take the
+// slow path.
+//
+// Accessors never panic on guest addresses: they return ok == false and leave
+// the reason in Memory.Fault for the caller, which knows the pc.
+
+const (
+	PageShift = 12
+	PageSize  = 1 << PageShift
+	PageMask  = PageSize - 1
+)
+
+// Perm is a set of page permissions.
+type Perm uint8
+
+const (
+	PermR Perm = 1 << iota
+	PermW
+	PermX
+)
+
+const PermRW = PermR | PermW
+
+func (p Perm) String() string {
+	b := []byte("---")
+	if p&PermR != 0 {
+		b[0] = 'r'
+	}
+	if p&PermW != 0 {
+		b[1] = 'w'
+	}
+	if p&PermX != 0 {
+		b[2] = 'x'
+	}
+	return string(b)
+}
+
+// CodeCache is what an architecture keeps per page of decoded instructions.
+// Memory calls InvalidateCode when bytes [off, off+n) of the page are written
+// or when the page goes away, so stale decodings are never executed.
+type CodeCache interface {
+	InvalidateCode(off, n int)
+}
+
+// Page is one 4 KiB guest page.
+type Page struct {
+	Data [PageSize]byte
+	Perm Perm
+	// Code is the decoded-instruction cache of this page, owned by the
+	// architecture (nil until something executes here).
+	Code CodeCache
+}
+
+type tlbEntry struct {
+	vpn  uint64
+	page *Page
+}
+
+const tlbBits = 8
+const tlbSize = 1 << tlbBits
+
+// Access is the kind of memory access that failed.
+type Access uint8
+
+const (
+	AccessRead Access = iota
+	AccessWrite
+	AccessExec
+)
+
+func (a Access) String() string {
+	switch a {
+	case AccessWrite:
+		return "write"
+	case AccessExec:
+		return "execute"
+	}
+	return "read"
+}
+
+// MemFault describes the last failed access.
+type MemFault struct {
+	Addr     uint64
+	Size     int
+	Access   Access
+	Unmapped bool // false: mapped but without the needed permission
+}
+
+func (f MemFault) Error() string {
+	what := "unmapped address"
+	if !f.Unmapped {
+		what = "no " + f.Access.String() + " permission at"
+	}
+	return fmt.Sprintf("%s of %d bytes: %s 0x%x", f.Access, f.Size, what, f.Addr)
+}
+
+// Memory is the guest address space.
+type Memory struct {
+	pages map[uint64]*Page
+	rtlb  [tlbSize]tlbEntry
+	wtlb  [tlbSize]tlbEntry
+	// Fault is set by every failed access.
+	Fault MemFault
+	// Reserved ranges that mmap placement must avoid even when unmapped
+	// (none today; kept simple: mappings are the only occupancy).
+}
+
+// NewMemory returns an empty address space.
+func NewMemory() *Memory {
+	m := &Memory{pages: make(map[uint64]*Page)}
+	m.flushTLB()
+	return m
+}
+
+func (m *Memory) flushTLB() {
+	for i := range m.rtlb {
+		m.rtlb[i] = tlbEntry{vpn: ^uint64(0)}
+		m.wtlb[i] = tlbEntry{vpn: ^uint64(0)}
+	}
+}
+
+// PageAt returns the page holding addr, or nil.
+func (m *Memory) PageAt(addr uint64) *Page { return m.pages[addr>>PageShift] }
+
+// Map creates zeroed pages with perm over [addr, addr+size), replacing any
+// pages there. addr and size must be page aligned.
+func (m *Memory) Map(addr, size uint64, perm Perm) error {
+	if addr&PageMask != 0 || size&PageMask != 0 {
+		return fmt.Errorf("map 0x%x+0x%x: not page aligned", addr, size)
+	}
+	if size == 0 || addr+size < addr {
+		return fmt.Errorf("map 0x%x+0x%x: bad size", addr, size)
+	}
+	for a := addr; a < addr+size; a += PageSize {
+		if old := m.pages[a>>PageShift]; old != nil && old.Code != nil {
+			old.Code.InvalidateCode(0, PageSize)
+		}
+		m.pages[a>>PageShift] = &Page{Perm: perm}
+	}
+	m.flushTLB()
+	return nil
+}
+
+// Unmap removes the pages of [addr, addr+size); holes are fine.
+func (m *Memory) Unmap(addr, size uint64) {
+	for a := addr &^ PageMask; a < addr+size && a >= addr&^PageMask; a += PageSize {
+		if p := m.pages[a>>PageShift]; p != nil {
+			if p.Code != nil {
+				p.Code.InvalidateCode(0, PageSize)
+			}
+			delete(m.pages, a>>PageShift)
+		}
+	}
+	m.flushTLB()
+}
+
+// Protect changes the permissions of [addr, addr+size). Every page must be
+// mapped (as mprotect requires).
+func (m *Memory) Protect(addr, size uint64, perm Perm) error {
+	for a := addr &^ PageMask; a < addr+size; a += PageSize {
+		if m.pages[a>>PageShift] == nil {
+			return fmt.Errorf("protect: 0x%x is not mapped", a)
+		}
+	}
+	for a := addr &^ PageMask; a < addr+size; a += PageSize {
+		p := m.pages[a>>PageShift]
+		if p.Perm&PermX != 0 && perm&PermX == 0 && p.Code != nil {
+			p.Code.InvalidateCode(0, PageSize)
+		}
+		p.Perm = perm
+	}
+	m.flushTLB()
+	return nil
+}
+
+// IsMapped reports whether every page of [addr, addr+size) is mapped.
+func (m *Memory) IsMapped(addr, size uint64) bool {
+	for a := addr &^ PageMask; a < addr+size; a += PageSize {
+		if m.pages[a>>PageShift] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// FindFree returns the lowest page-aligned address >= from where size bytes
+// are unmapped, below limit; ok is false if there is none.
+func (m *Memory) FindFree(from, size, limit uint64) (uint64, bool) {
+	vpns := make([]uint64, 0, len(m.pages))
+	for v := range m.pages {
+		if v >= from>>PageShift {
+			vpns = append(vpns, v)
+		}
+	}
+	sort.Slice(vpns, func(i, j int) bool { return vpns[i] < vpns[j] })
+	cand := (from + PageMask) &^ PageMask
+	for _, v := range vpns {
+		start := v << PageShift
+		if start >= cand+size {
+			break
+		}
+		if start+PageSize > cand {
+			cand = start + PageSize
+		}
+	}
+	if cand+size > limit || cand+size < cand {
+		return 0, false
+	}
+	return cand, true
+}
+
+// Regions returns the mapped ranges with their permissions, in address order
+// (for diagnostics).
+func (m *Memory) Regions() []Region {
+	vpns := make([]uint64, 0, len(m.pages))
+	for v := range m.pages {
+		vpns = append(vpns, v)
+	}
+	sort.Slice(vpns, func(i, j int) bool { return vpns[i] < vpns[j] })
+	var rs []Region
+	for _, v := range vpns {
+		p := m.pages[v]
+		a := v << PageShift
+		if n := len(rs); n > 0 && rs[n-1].End == a && rs[n-1].Perm == p.Perm {
+			rs[n-1].End += PageSize
+			continue
+		}
+		rs = append(rs, Region{Start: a, End: a + PageSize, Perm: p.Perm})
+	}
+	return rs
+}
+
+// Region is a run of mapped pages with the same permissions.
+type Region struct {
+	Start, End uint64
+	Perm       Perm
+}
+
+// MarkCode attaches a decoded-code cache to the page at addr, so writes to
+// it go through the slow path and invalidate the cache.
+func (m *Memory) MarkCode(p *Page, c CodeCache, addr uint64) {
+	p.Code = c
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if e.page == p {
+		*e = tlbEntry{vpn: ^uint64(0)}
+	}
+}
+
+func (m *Memory) fail(addr uint64, size int, acc Access, unmapped bool) {
+	m.Fault = MemFault{Addr: addr, Size: size, Access: acc, Unmapped: unmapped}
+}
+
+// readPage finds a readable page for addr, filling the read cache.
+func (m *Memory) readPage(addr uint64, size int) *Page {
+	vpn := addr >> PageShift
+	p := m.pages[vpn]
+	if p == nil {
+		m.fail(addr, size, AccessRead, true)
+		return nil
+	}
+	if p.Perm&PermR == 0 {
+		m.fail(addr, size, AccessRead, false)
+		return nil
+	}
+	m.rtlb[vpn&(tlbSize-1)] = tlbEntry{vpn: vpn, page: p}
+	return p
+}
+
+// writePage finds a writable page for addr. Pages with decoded code are
+// not cached, so every write to them comes here and invalidates.
+func (m *Memory) writePage(addr uint64, size int) *Page {
+	vpn := addr >> PageShift
+	p := m.pages[vpn]
+	if p == nil {
+		m.fail(addr, size, AccessWrite, true)
+		return nil
+	}
+	if p.Perm&PermW == 0 {
+		m.fail(addr, size, AccessWrite, false)
+		return nil
+	}
+	if p.Code != nil {
+		off := int(addr & PageMask)
+		n := size
+		if off+n > PageSize {
+			n = PageSize - off
+		}
+		p.Code.InvalidateCode(off, n)
+	} else {
+		m.wtlb[vpn&(tlbSize-1)] = tlbEntry{vpn: vpn, page: p}
+	}
+	return p
+}
+
+// FetchPage returns the executable page holding pc.
+func (m *Memory) FetchPage(pc uint64) (*Page, bool) {
+	p := m.pages[pc>>PageShift]
+	if p == nil {
+		m.fail(pc, 2, AccessExec, true)
+		return nil, false
+	}
+	if p.Perm&PermX == 0 {
+		m.fail(pc, 2, AccessExec, false)
+		return nil, false
+	}
+	return p, true
+}
+
+// loadSlow reads size bytes at addr byte by byte (page-crossing or missed
+// accesses) and assembles them in the given order.
+func (m *Memory) loadSlow(addr uint64, size int, big bool) (uint64, bool) {
+	var buf [8]byte
+	for i := 0; i < size; i++ {
+		a := addr + uint64(i)
+		p := m.readPage(a, size)
+		if p == nil {
+			m.Fault.Addr = addr
+			return 0, false
+		}
+		buf[i] = p.Data[a&PageMask]
+	}
+	if big {
+		return binary.BigEndian.Uint64(buf[:]) >> (64 - 8*uint(size)), true
+	}
+	return binary.LittleEndian.Uint64(buf[:]), true
+}
+
+func (m *Memory) storeSlow(addr uint64, size int, v uint64, big bool) bool {
+	// Check every page first so a failing store writes nothing.
+	for i := 0; i < size; i++ {
+		if m.writePage(addr+uint64(i), size) == nil {
+			m.Fault.Addr = addr
+			return false
+		}
+	}
+	for i := 0; i < size; i++ {
+		a := addr + uint64(i)
+		p := m.pages[a>>PageShift]
+		sh := 8 * uint(i)
+		if big {
+			sh = 8 * uint(size-1-i)
+		}
+		p.Data[a&PageMask] = byte(v >> sh)
+	}
+	return true
+}
+
+// Load8 reads one byte.
+func (m *Memory) Load8(addr uint64) (uint8, bool) {
+	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
+	if e.vpn == addr>>PageShift {
+		return e.page.Data[addr&PageMask], true
+	}
+	v, ok := m.loadSlow(addr, 1, false)
+	return uint8(v), ok
+}
+
+// Store8 writes one byte.
+func (m *Memory) Store8(addr uint64, v uint8) bool {
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if e.vpn == addr>>PageShift {
+		e.page.Data[addr&PageMask] = v
+		return true
+	}
+	return m.storeSlow(addr, 1, uint64(v), false)
+}
+
+// Little-endian accessors (arm64).
+
+func (m *Memory) Load16LE(addr uint64) (uint16, bool) {
+	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
+		return binary.LittleEndian.Uint16(e.page.Data[off:]), true
+	}
+	v, ok := m.loadSlow(addr, 2, false)
+	return uint16(v), ok
+}
+
+func (m *Memory) Load32LE(addr uint64) (uint32, bool) {
+	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
+		return binary.LittleEndian.Uint32(e.page.Data[off:]), true
+	}
+	v, ok := m.loadSlow(addr, 4, false)
+	return uint32(v), ok
+}
+
+func (m *Memory) Load64LE(addr uint64) (uint64, bool) {
+	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
+		return binary.LittleEndian.Uint64(e.page.Data[off:]), true
+	}
+	return m.loadSlow(addr, 8, false)
+}
+
+func (m *Memory) Store16LE(addr uint64, v uint16) bool {
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
+		binary.LittleEndian.PutUint16(e.page.Data[off:], v)
+		return true
+	}
+	return m.storeSlow(addr, 2, uint64(v), false)
+}
+
+func (m *Memory) Store32LE(addr uint64, v uint32) bool {
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
+		binary.LittleEndian.PutUint32(e.page.Data[off:], v)
+		return true
+	}
+	return m.storeSlow(addr, 4, uint64(v), false)
+}
+
+func (m *Memory) Store64LE(addr uint64, v uint64) bool {
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
+		binary.LittleEndian.PutUint64(e.page.Data[off:], v)
+		return true
+	}
+	return m.storeSlow(addr, 8, v, false)
+}
+
+// Big-endian accessors (s390x).
+
+func (m *Memory) Load16BE(addr uint64) (uint16, bool) {
+	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
+		return binary.BigEndian.Uint16(e.page.Data[off:]), true
+	}
+	v, ok := m.loadSlow(addr, 2, true)
+	return uint16(v), ok
+}
+
+func (m *Memory) Load32BE(addr uint64) (uint32, bool) {
+	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
+		return binary.BigEndian.Uint32(e.page.Data[off:]), true
+	}
+	v, ok := m.loadSlow(addr, 4, true)
+	return uint32(v), ok
+}
+
+func (m *Memory) Load64BE(addr uint64) (uint64, bool) {
+	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
+		return binary.BigEndian.Uint64(e.page.Data[off:]), true
+	}
+	return m.loadSlow(addr, 8, true)
+}
+
+func (m *Memory) Store16BE(addr uint64, v uint16) bool {
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
+		binary.BigEndian.PutUint16(e.page.Data[off:], v)
+		return true
+	}
+	return m.storeSlow(addr, 2, uint64(v), true)
+}
+
+func (m *Memory) Store32BE(addr uint64, v uint32) bool {
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
+		binary.BigEndian.PutUint32(e.page.Data[off:], v)
+		return true
+	}
+	return m.storeSlow(addr, 4, uint64(v), true)
+}
+
+func (m *Memory) Store64BE(addr uint64, v uint64) bool {
+	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
+	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
+		binary.BigEndian.PutUint64(e.page.Data[off:], v)
+		return true
+	}
+	return m.storeSlow(addr, 8, v, true)
+}
+
+// Load and Store dispatch on byte order and size (1, 2, 4 or 8); they are
+// for code off the hot path (syscalls, loaders, tracers).
+func (m *Memory) Load(addr uint64, size int, order binary.ByteOrder) (uint64, bool) {
+	return m.loadSlow(addr, size, order == binary.BigEndian)
+}
+
+func (m *Memory) Store(addr uint64, size int, v uint64, order binary.ByteOrder) bool {
+	return m.storeSlow(addr, size, v, order == binary.BigEndian)
+}
+
+// ReadBytes copies n bytes at addr out of guest memory.
+func (m *Memory) ReadBytes(addr uint64, n int) ([]byte, error) {
+	if n < 0 || addr+uint64(n) < addr {
+		return nil, MemFault{Addr: addr, Size: n, Access: AccessRead, Unmapped: true}
+	}
+	out := make([]byte, n)
+	for i := 0; i < n; {
+		a := addr + uint64(i)
+		p := m.readPage(a, n)
+		if p == nil {
+			return nil, m.Fault
+		}
+		i += copy(out[i:], p.Data[a&PageMask:])
+	}
+	return out, nil
+}
+
+// WriteBytes copies b into guest memory at addr, checking write permission
+// for every page before writing anything.
+func (m *Memory) WriteBytes(addr uint64, b []byte) error {
+	n := len(b)
+	if addr+uint64(n) < addr {
+		return MemFault{Addr: addr, Size: n, Access: AccessWrite, Unmapped: true}
+	}
+	for a := addr &^ PageMask; a < addr+uint64(n); a += PageSize {
+		p := m.pages[a>>PageShift]
+		if p == nil || p.Perm&PermW == 0 {
+			fa := max(a, addr)
+			return MemFault{Addr: fa, Size: n, Access: AccessWrite, Unmapped: p == nil}
+		}
+	}
+	for i := 0; i < n; {
+		a := addr + uint64(i)
+		p := m.writePage(a, n-i)
+		i += copy(p.Data[a&PageMask:], b[i:])
+	}
+	return nil
+}
+
+// Poke writes b at addr ignoring permissions (for the loader and the
+// initial stack); every page must be mapped.
+func (m *Memory) Poke(addr uint64, b []byte) error {
+	for i := 0; i < len(b); {
+		a := addr + uint64(i)
+		p := m.pages[a>>PageShift]
+		if p == nil {
+			return MemFault{Addr: a, Size: len(b), Access: AccessWrite, Unmapped: true}
+		}
+		if p.Code != nil {
+			n := min(len(b)-i, PageSize-int(a&PageMask))
+			p.Code.InvalidateCode(int(a&PageMask), n)
+		}
+		i += copy(p.Data[a&PageMask:], b[i:])
+	}
+	return nil
+}
+
+// ReadCString reads a NUL-terminated string of at most max bytes.
+func (m *Memory) ReadCString(addr uint64, max int) (string, error) {
+	var out []byte
+	for len(out) < max {
+		b, ok := m.Load8(addr + uint64(len(out)))
+		if !ok {
+			return "", m.Fault
+		}
+		if b == 0 {
+			return string(out), nil
+		}
+		out = append(out, b)
+	}
+	return "", fmt.Errorf("string at 0x%x longer than %d bytes", addr, max)
+}
+
+// alignUp rounds v up to a multiple of a (a power of two).
+func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
+
+// appendU64 appends v to b in order.
+func appendU64(order binary.ByteOrder, b []byte, v uint64) []byte {
+	return order.(binary.AppendByteOrder).AppendUint64(b, v)
+}
