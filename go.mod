@@ -3,6 +3,8 @@ module simrun
 go 1.26.0
 
 require (
-	github.com/stretchr/testify v1.12.1 // indirect
-	golang.org/x/arch v0.33.0 // indirect
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/arch v0.33.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -3,6 +3,8 @@ package arm64
 import (
 	"debug/elf"
 	"encoding/binary"
+	"strconv"
+	"sync"
 
 	"golang.org/x/arch/arm64/arm64asm"
 
@@ -67,12 +69,25 @@ func itoa(i int) string {
 	return string(rune('0'+i/10)) + string(rune('0'+i%10))
 }
 
+// x/arch's decoder updates a package-level coverage table; serialise calls.
+var asmMu sync.Mutex
+
+func asmDecode(b []byte) (arm64asm.Inst, error) {
+	asmMu.Lock()
+	defer asmMu.Unlock()
+	return arm64asm.Decode(b)
+}
+
 // Disasm renders one instruction in GNU syntax with x/arch.
 func Disasm(code []byte, pc uint64) (string, int) {
 	if len(code) < 4 {
 		return "", 0
 	}
-	in, err := arm64asm.Decode(code[:4])
+	w := binary.LittleEndian.Uint32(code)
+	if w>>16 == 0 { // permanently undefined; x/arch has no name for it
+		return "udf #" + strconv.Itoa(int(w&0xffff)), 4
+	}
+	in, err := asmDecode(code[:4])
 	if err != nil {
 		return ".inst 0x" + hex32(binary.LittleEndian.Uint32(code)), 4
 	}

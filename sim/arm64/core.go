@@ -149,7 +149,7 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 		return true, nil
 	}
 	off := pc & cpu.PageMask
-	w := binary.LittleEndian.Uint32(pg.Data[off:])
+	w := binary.LittleEndian.Uint32(pg.Bytes()[off:])
 	p.slots[off>>2] = decode(w, pc)
 	return false, nil
 }

@@ -35,7 +35,7 @@ func (c *Core) memFault(pc uint64) cpu.Stop {
 // implement, using x/arch's tables as the judge.
 func (c *Core) undefFault(pc uint64, w uint32) cpu.Stop {
 	b := []byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24)}
-	if in, err := arm64asm.Decode(b); err == nil && !needsAbsentFeature(in) {
+	if in, err := asmDecode(b); err == nil && !needsAbsentFeature(in) {
 		return c.stopFault(pc, cpu.FaultUnsupported, fmt.Errorf("simrun does not implement %s", in.Op))
 	}
 	return c.stopFault(pc, cpu.FaultUndefined, nil)

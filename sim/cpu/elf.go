@@ -41,6 +41,9 @@ type Symbol struct {
 	IsFun bool
 }
 
+// maxImagePages bounds the address space an ELF image may claim.
+const maxImagePages = 1 << 18
+
 // LoadError is a problem with the program file itself.
 type LoadError struct {
 	Path string
@@ -143,22 +146,27 @@ func LoadELF(mem *Memory, path string, data []byte, base uint64) (*Image, error)
 	}
 	sort.Slice(segs, func(i, j int) bool { return segs[i].Vaddr < segs[j].Vaddr })
 	// Page permissions: the union over segments that share a page.
-	perms := map[uint64]Perm{}
 	var total uint64
 	for _, s := range segs {
-		for a := s.Vaddr &^ PageMask; a < s.Vaddr+s.Memsz; a += PageSize {
-			if _, seen := perms[a]; !seen {
-				total++
+		_, n := pageSpan(s.Vaddr, s.Memsz)
+		total += n
+	}
+	if total > maxImagePages {
+		return nil, loadErr(path, "segments span %d pages: more than simrun loads (%d, 1 GiB)", total, maxImagePages)
+	}
+	// Map each segment; a page shared with the previous segment gets the
+	// union of both permissions.
+	for _, s := range segs {
+		lo, hi := s.Vaddr&^PageMask, alignUp(s.Vaddr+s.Memsz, PageSize)
+		for ; lo < hi && !mem.FreeRange(lo, PageSize); lo += PageSize {
+			if err := mem.Protect(lo, PageSize, mem.PageAt(lo).Perm|s.Perm); err != nil {
+				return nil, loadErr(path, "%v", err)
 			}
-			perms[a] |= s.Perm
 		}
-	}
-	if total > 1<<20 { // 4 GiB of image is surely a corrupt header
-		return nil, loadErr(path, "segments span %d pages: too large", total)
-	}
-	for a, p := range perms {
-		if err := mem.Map(a, PageSize, p); err != nil {
-			return nil, loadErr(path, "%v", err)
+		if lo < hi {
+			if err := mem.Map(lo, hi-lo, s.Perm); err != nil {
+				return nil, loadErr(path, "segment %d: %v", s.Index, err)
+			}
 		}
 	}
 	for _, s := range segs {

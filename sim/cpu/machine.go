@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"time"
 )
 
@@ -157,7 +158,14 @@ func (m *Machine) step() error {
 	return m.stepBudget(1 << 62)
 }
 
-func (m *Machine) stepBudget(budget uint64) error {
+func (m *Machine) stepBudget(budget uint64) (err error) {
+	defer func() {
+		// A simulator bug must end the run with a message, not a crash.
+		if r := recover(); r != nil {
+			m.endFault(&Fault{Arch: m.Arch.Name, PC: m.Core.PC(), Kind: FaultInternal,
+				Err: fmt.Errorf("%v\n%s", r, debug.Stack())})
+		}
+	}()
 	if m.Cfg.MaxInsns != 0 {
 		if m.Insns >= m.Cfg.MaxInsns {
 			m.endFault(&Fault{Arch: m.Arch.Name, PC: m.Core.PC(), Kind: FaultInsnLimit,

@@ -55,18 +55,39 @@ type CodeCache interface {
 	InvalidateCode(off, n int)
 }
 
-// Page is one 4 KiB guest page.
+// Page is one 4 KiB guest page. Its bytes are allocated on the first
+// write; until then it reads as zeros (an 8 MiB stack costs nothing).
 type Page struct {
-	Data [PageSize]byte
+	data *[PageSize]byte
 	Perm Perm
 	// Code is the decoded-instruction cache of this page, owned by the
 	// architecture (nil until something executes here).
 	Code CodeCache
 }
 
+var zeroPage [PageSize]byte
+
+// Bytes returns the page contents for reading (never write through it).
+func (p *Page) Bytes() *[PageSize]byte {
+	if p.data == nil {
+		return &zeroPage
+	}
+	return p.data
+}
+
+// writable returns the page contents for writing, allocating them.
+func (p *Page) writable() *[PageSize]byte {
+	if p.data == nil {
+		p.data = new([PageSize]byte)
+	}
+	return p.data
+}
+
+// tlbEntry caches the bytes of one page for reading or writing.
 type tlbEntry struct {
 	vpn  uint64
 	page *Page
+	data *[PageSize]byte
 }
 
 const tlbBits = 8
@@ -107,20 +128,32 @@ func (f MemFault) Error() string {
 	return fmt.Sprintf("%s of %d bytes: %s 0x%x", f.Access, f.Size, what, f.Addr)
 }
 
-// Memory is the guest address space.
+// Memory is the guest address space: a map of 2 MiB chunks, each with the
+// permissions of its 512 pages and the pages themselves, created on first
+// touch. Mapping a gigabyte costs a few kilobytes until the guest uses it.
 type Memory struct {
-	pages map[uint64]*Page
-	rtlb  [tlbSize]tlbEntry
-	wtlb  [tlbSize]tlbEntry
+	chunks map[uint64]*chunk
+	rtlb   [tlbSize]tlbEntry
+	wtlb   [tlbSize]tlbEntry
 	// Fault is set by every failed access.
 	Fault MemFault
-	// Reserved ranges that mmap placement must avoid even when unmapped
-	// (none today; kept simple: mappings are the only occupancy).
+}
+
+const (
+	chunkShift = 9 // pages per chunk: 512
+	chunkPages = 1 << chunkShift
+	permMapped = 0x80
+)
+
+type chunk struct {
+	perm  [chunkPages]uint8 // permMapped | Perm
+	pages [chunkPages]*Page
+	count int // mapped pages
 }
 
 // NewMemory returns an empty address space.
 func NewMemory() *Memory {
-	m := &Memory{pages: make(map[uint64]*Page)}
+	m := &Memory{chunks: make(map[uint64]*chunk)}
 	m.flushTLB()
 	return m
 }
@@ -132,8 +165,129 @@ func (m *Memory) flushTLB() {
 	}
 }
 
+// page returns the page with number vpn, creating its Page on first use,
+// or nil if it is not mapped.
+func (m *Memory) page(vpn uint64) *Page {
+	c := m.chunks[vpn>>chunkShift]
+	if c == nil {
+		return nil
+	}
+	i := vpn & (chunkPages - 1)
+	pm := c.perm[i]
+	if pm&permMapped == 0 {
+		return nil
+	}
+	p := c.pages[i]
+	if p == nil {
+		p = &Page{Perm: Perm(pm &^ permMapped)}
+		c.pages[i] = p
+	}
+	return p
+}
+
 // PageAt returns the page holding addr, or nil.
-func (m *Memory) PageAt(addr uint64) *Page { return m.pages[addr>>PageShift] }
+func (m *Memory) PageAt(addr uint64) *Page { return m.page(addr >> PageShift) }
+
+// MaxMapPages bounds one mapping (16 GiB): larger requests are refused
+// rather than making the simulator work without end.
+const MaxMapPages = 1 << 22
+
+// pageSpan returns the first page number and the page count of
+// [addr, addr+size), clamped at the top of the address space.
+func pageSpan(addr, size uint64) (first, n uint64) {
+	first = addr >> PageShift
+	if size == 0 {
+		return first, 0
+	}
+	end := addr + size
+	if end < addr {
+		end = 0 // wrapped: up to the top
+	}
+	last := (end - 1) >> PageShift
+	return first, last - first + 1
+}
+
+// eachChunk calls fn for every existing chunk overlapping pages
+// [first, first+n), with the page index range inside it, walking whichever
+// is smaller: the range or the set of chunks.
+func (m *Memory) eachChunk(first, n uint64, fn func(key uint64, c *chunk, lo, hi uint64)) {
+	if n == 0 {
+		return
+	}
+	last := first + n - 1
+	clip := func(key uint64, c *chunk) {
+		base := key << chunkShift
+		lo, hi := uint64(0), uint64(chunkPages)
+		if first > base {
+			lo = first - base
+		}
+		if last < base+chunkPages-1 {
+			hi = last - base + 1
+		}
+		fn(key, c, lo, hi)
+	}
+	k0, k1 := first>>chunkShift, last>>chunkShift
+	if k1-k0+1 > uint64(len(m.chunks)) {
+		keys := make([]uint64, 0, len(m.chunks))
+		for k := range m.chunks {
+			if k >= k0 && k <= k1 {
+				keys = append(keys, k)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+		for _, k := range keys {
+			clip(k, m.chunks[k])
+		}
+		return
+	}
+	for k := k0; ; k++ {
+		if c := m.chunks[k]; c != nil {
+			clip(k, c)
+		}
+		if k == k1 {
+			break
+		}
+	}
+}
+
+// eachMapped calls fn for every mapped page of [addr, addr+size).
+func (m *Memory) eachMapped(addr, size uint64, fn func(vpn uint64, p *Page)) {
+	first, n := pageSpan(addr, size)
+	m.eachChunk(first, n, func(key uint64, c *chunk, lo, hi uint64) {
+		for i := lo; i < hi; i++ {
+			if c.perm[i]&permMapped != 0 {
+				fn(key<<chunkShift+i, m.page(key<<chunkShift+i))
+			}
+		}
+	})
+}
+
+func (m *Memory) countMapped(addr, size uint64) uint64 {
+	var cnt uint64
+	first, n := pageSpan(addr, size)
+	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
+		if lo == 0 && hi == chunkPages {
+			cnt += uint64(c.count)
+			return
+		}
+		for i := lo; i < hi; i++ {
+			if c.perm[i]&permMapped != 0 {
+				cnt++
+			}
+		}
+	})
+	return cnt
+}
+
+// dropPage forgets a materialised page, invalidating its decoded code.
+func dropPage(c *chunk, i uint64) {
+	if p := c.pages[i]; p != nil {
+		if p.Code != nil {
+			p.Code.InvalidateCode(0, PageSize)
+		}
+		c.pages[i] = nil
+	}
+}
 
 // Map creates zeroed pages with perm over [addr, addr+size), replacing any
 // pages there. addr and size must be page aligned.
@@ -144,11 +298,22 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	if size == 0 || addr+size < addr {
 		return fmt.Errorf("map 0x%x+0x%x: bad size", addr, size)
 	}
-	for a := addr; a < addr+size; a += PageSize {
-		if old := m.pages[a>>PageShift]; old != nil && old.Code != nil {
-			old.Code.InvalidateCode(0, PageSize)
+	first, n := pageSpan(addr, size)
+	if n > MaxMapPages {
+		return fmt.Errorf("map 0x%x+0x%x: larger than simrun's limit of %d pages", addr, size, MaxMapPages)
+	}
+	for v := first; v < first+n; v++ {
+		key, i := v>>chunkShift, v&(chunkPages-1)
+		c := m.chunks[key]
+		if c == nil {
+			c = &chunk{}
+			m.chunks[key] = c
 		}
-		m.pages[a>>PageShift] = &Page{Perm: perm}
+		if c.perm[i]&permMapped == 0 {
+			c.count++
+		}
+		dropPage(c, i)
+		c.perm[i] = permMapped | uint8(perm)
 	}
 	m.flushTLB()
 	return nil
@@ -156,89 +321,132 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 
 // Unmap removes the pages of [addr, addr+size); holes are fine.
 func (m *Memory) Unmap(addr, size uint64) {
-	for a := addr &^ PageMask; a < addr+size && a >= addr&^PageMask; a += PageSize {
-		if p := m.pages[a>>PageShift]; p != nil {
-			if p.Code != nil {
-				p.Code.InvalidateCode(0, PageSize)
+	first, n := pageSpan(addr, size)
+	m.eachChunk(first, n, func(key uint64, c *chunk, lo, hi uint64) {
+		for i := lo; i < hi; i++ {
+			if c.perm[i]&permMapped != 0 {
+				dropPage(c, i)
+				c.perm[i] = 0
+				c.count--
 			}
-			delete(m.pages, a>>PageShift)
 		}
-	}
+		if c.count == 0 {
+			delete(m.chunks, key)
+		}
+	})
 	m.flushTLB()
 }
 
 // Protect changes the permissions of [addr, addr+size). Every page must be
 // mapped (as mprotect requires).
 func (m *Memory) Protect(addr, size uint64, perm Perm) error {
-	for a := addr &^ PageMask; a < addr+size; a += PageSize {
-		if m.pages[a>>PageShift] == nil {
-			return fmt.Errorf("protect: 0x%x is not mapped", a)
-		}
+	if !m.IsMapped(addr, size) {
+		return fmt.Errorf("protect: 0x%x+0x%x is not entirely mapped", addr, size)
 	}
-	for a := addr &^ PageMask; a < addr+size; a += PageSize {
-		p := m.pages[a>>PageShift]
-		if p.Perm&PermX != 0 && perm&PermX == 0 && p.Code != nil {
-			p.Code.InvalidateCode(0, PageSize)
+	first, n := pageSpan(addr, size)
+	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
+		for i := lo; i < hi; i++ {
+			c.perm[i] = permMapped | uint8(perm)
+			if p := c.pages[i]; p != nil {
+				if p.Perm&PermX != 0 && perm&PermX == 0 && p.Code != nil {
+					p.Code.InvalidateCode(0, PageSize)
+				}
+				p.Perm = perm
+			}
 		}
-		p.Perm = perm
-	}
+	})
 	m.flushTLB()
 	return nil
 }
 
+// Discard drops the contents of the mapped pages in [addr, addr+size): they
+// read as zeros again (madvise MADV_DONTNEED on private anonymous memory).
+func (m *Memory) Discard(addr, size uint64) {
+	first, n := pageSpan(addr, size)
+	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
+		for i := lo; i < hi; i++ {
+			if p := c.pages[i]; p != nil {
+				p.data = nil
+				if p.Code != nil {
+					p.Code.InvalidateCode(0, PageSize)
+				}
+			}
+		}
+	})
+	m.flushTLB()
+}
+
 // IsMapped reports whether every page of [addr, addr+size) is mapped.
 func (m *Memory) IsMapped(addr, size uint64) bool {
-	for a := addr &^ PageMask; a < addr+size; a += PageSize {
-		if m.pages[a>>PageShift] == nil {
-			return false
-		}
+	_, n := pageSpan(addr, size)
+	return m.countMapped(addr, size) == n
+}
+
+// FreeRange reports whether no page of [addr, addr+size) is mapped.
+func (m *Memory) FreeRange(addr, size uint64) bool {
+	if addr+size < addr {
+		return false
 	}
-	return true
+	return m.countMapped(addr, size) == 0
 }
 
 // FindFree returns the lowest page-aligned address >= from where size bytes
-// are unmapped, below limit; ok is false if there is none.
+// are unmapped, ending at or below limit; ok is false if there is none.
 func (m *Memory) FindFree(from, size, limit uint64) (uint64, bool) {
-	vpns := make([]uint64, 0, len(m.pages))
-	for v := range m.pages {
-		if v >= from>>PageShift {
-			vpns = append(vpns, v)
-		}
-	}
-	sort.Slice(vpns, func(i, j int) bool { return vpns[i] < vpns[j] })
-	cand := (from + PageMask) &^ PageMask
-	for _, v := range vpns {
-		start := v << PageShift
-		if start >= cand+size {
-			break
-		}
-		if start+PageSize > cand {
-			cand = start + PageSize
-		}
-	}
-	if cand+size > limit || cand+size < cand {
+	need := (size + PageMask) >> PageShift
+	if need == 0 || need > MaxMapPages {
 		return 0, false
 	}
-	return cand, true
+	v := (from + PageMask) >> PageShift
+	top := limit >> PageShift
+	run, start := uint64(0), v
+	for v < top {
+		c := m.chunks[v>>chunkShift]
+		if c == nil { // the rest of this chunk is free
+			step := chunkPages - v&(chunkPages-1)
+			run += step
+			v += step
+		} else {
+			if c.perm[v&(chunkPages-1)]&permMapped != 0 {
+				run, start = 0, v+1
+			} else {
+				run++
+			}
+			v++
+		}
+		if run >= need {
+			if start+need > top {
+				return 0, false
+			}
+			return start << PageShift, true
+		}
+	}
+	return 0, false
 }
 
 // Regions returns the mapped ranges with their permissions, in address order
 // (for diagnostics).
 func (m *Memory) Regions() []Region {
-	vpns := make([]uint64, 0, len(m.pages))
-	for v := range m.pages {
-		vpns = append(vpns, v)
-	}
-	sort.Slice(vpns, func(i, j int) bool { return vpns[i] < vpns[j] })
 	var rs []Region
-	for _, v := range vpns {
-		p := m.pages[v]
-		a := v << PageShift
-		if n := len(rs); n > 0 && rs[n-1].End == a && rs[n-1].Perm == p.Perm {
-			rs[n-1].End += PageSize
-			continue
+	keys := make([]uint64, 0, len(m.chunks))
+	for k := range m.chunks {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
+		c := m.chunks[k]
+		for i := uint64(0); i < chunkPages; i++ {
+			if c.perm[i]&permMapped == 0 {
+				continue
+			}
+			a := (k<<chunkShift + i) << PageShift
+			p := Perm(c.perm[i] &^ permMapped)
+			if n := len(rs); n > 0 && rs[n-1].End == a && rs[n-1].Perm == p {
+				rs[n-1].End += PageSize
+				continue
+			}
+			rs = append(rs, Region{Start: a, End: a + PageSize, Perm: p})
 		}
-		rs = append(rs, Region{Start: a, End: a + PageSize, Perm: p.Perm})
 	}
 	return rs
 }
@@ -266,7 +474,7 @@ func (m *Memory) fail(addr uint64, size int, acc Access, unmapped bool) {
 // readPage finds a readable page for addr, filling the read cache.
 func (m *Memory) readPage(addr uint64, size int) *Page {
 	vpn := addr >> PageShift
-	p := m.pages[vpn]
+	p := m.page(vpn)
 	if p == nil {
 		m.fail(addr, size, AccessRead, true)
 		return nil
@@ -275,7 +483,7 @@ func (m *Memory) readPage(addr uint64, size int) *Page {
 		m.fail(addr, size, AccessRead, false)
 		return nil
 	}
-	m.rtlb[vpn&(tlbSize-1)] = tlbEntry{vpn: vpn, page: p}
+	m.rtlb[vpn&(tlbSize-1)] = tlbEntry{vpn: vpn, page: p, data: p.Bytes()}
 	return p
 }
 
@@ -283,7 +491,7 @@ func (m *Memory) readPage(addr uint64, size int) *Page {
 // not cached, so every write to them comes here and invalidates.
 func (m *Memory) writePage(addr uint64, size int) *Page {
 	vpn := addr >> PageShift
-	p := m.pages[vpn]
+	p := m.page(vpn)
 	if p == nil {
 		m.fail(addr, size, AccessWrite, true)
 		return nil
@@ -291,6 +499,13 @@ func (m *Memory) writePage(addr uint64, size int) *Page {
 	if p.Perm&PermW == 0 {
 		m.fail(addr, size, AccessWrite, false)
 		return nil
+	}
+	if p.data == nil {
+		p.writable()
+		// a read translation may still point at the zero page
+		if e := &m.rtlb[vpn&(tlbSize-1)]; e.vpn == vpn {
+			e.data = p.data
+		}
 	}
 	if p.Code != nil {
 		off := int(addr & PageMask)
@@ -300,14 +515,14 @@ func (m *Memory) writePage(addr uint64, size int) *Page {
 		}
 		p.Code.InvalidateCode(off, n)
 	} else {
-		m.wtlb[vpn&(tlbSize-1)] = tlbEntry{vpn: vpn, page: p}
+		m.wtlb[vpn&(tlbSize-1)] = tlbEntry{vpn: vpn, page: p, data: p.data}
 	}
 	return p
 }
 
 // FetchPage returns the executable page holding pc.
 func (m *Memory) FetchPage(pc uint64) (*Page, bool) {
-	p := m.pages[pc>>PageShift]
+	p := m.page(pc >> PageShift)
 	if p == nil {
 		m.fail(pc, 2, AccessExec, true)
 		return nil, false
@@ -330,7 +545,7 @@ func (m *Memory) loadSlow(addr uint64, size int, big bool) (uint64, bool) {
 			m.Fault.Addr = addr
 			return 0, false
 		}
-		buf[i] = p.Data[a&PageMask]
+		buf[i] = p.Bytes()[a&PageMask]
 	}
 	if big {
 		return binary.BigEndian.Uint64(buf[:]) >> (64 - 8*uint(size)), true
@@ -339,21 +554,25 @@ func (m *Memory) loadSlow(addr uint64, size int, big bool) (uint64, bool) {
 }
 
 func (m *Memory) storeSlow(addr uint64, size int, v uint64, big bool) bool {
-	// Check every page first so a failing store writes nothing.
+	// Check every byte's page first so a failing store writes nothing.
 	for i := 0; i < size; i++ {
-		if m.writePage(addr+uint64(i), size) == nil {
-			m.Fault.Addr = addr
+		if p := m.page((addr + uint64(i)) >> PageShift); p == nil || p.Perm&PermW == 0 {
+			m.fail(addr, size, AccessWrite, p == nil)
 			return false
 		}
 	}
-	for i := 0; i < size; i++ {
+	for i := 0; i < size; {
 		a := addr + uint64(i)
-		p := m.pages[a>>PageShift]
-		sh := 8 * uint(i)
-		if big {
-			sh = 8 * uint(size-1-i)
+		n := min(size-i, PageSize-int(a&PageMask))
+		d := m.writePage(a, n).data
+		for j := 0; j < n; j++ {
+			sh := 8 * uint(i+j)
+			if big {
+				sh = 8 * uint(size-1-i-j)
+			}
+			d[(a+uint64(j))&PageMask] = byte(v >> sh)
 		}
-		p.Data[a&PageMask] = byte(v >> sh)
+		i += n
 	}
 	return true
 }
@@ -362,7 +581,7 @@ func (m *Memory) storeSlow(addr uint64, size int, v uint64, big bool) bool {
 func (m *Memory) Load8(addr uint64) (uint8, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if e.vpn == addr>>PageShift {
-		return e.page.Data[addr&PageMask], true
+		return e.data[addr&PageMask], true
 	}
 	v, ok := m.loadSlow(addr, 1, false)
 	return uint8(v), ok
@@ -372,7 +591,7 @@ func (m *Memory) Load8(addr uint64) (uint8, bool) {
 func (m *Memory) Store8(addr uint64, v uint8) bool {
 	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
 	if e.vpn == addr>>PageShift {
-		e.page.Data[addr&PageMask] = v
+		e.data[addr&PageMask] = v
 		return true
 	}
 	return m.storeSlow(addr, 1, uint64(v), false)
@@ -383,7 +602,7 @@ func (m *Memory) Store8(addr uint64, v uint8) bool {
 func (m *Memory) Load16LE(addr uint64) (uint16, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
-		return binary.LittleEndian.Uint16(e.page.Data[off:]), true
+		return binary.LittleEndian.Uint16(e.data[off:]), true
 	}
 	v, ok := m.loadSlow(addr, 2, false)
 	return uint16(v), ok
@@ -392,7 +611,7 @@ func (m *Memory) Load16LE(addr uint64) (uint16, bool) {
 func (m *Memory) Load32LE(addr uint64) (uint32, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
-		return binary.LittleEndian.Uint32(e.page.Data[off:]), true
+		return binary.LittleEndian.Uint32(e.data[off:]), true
 	}
 	v, ok := m.loadSlow(addr, 4, false)
 	return uint32(v), ok
@@ -401,7 +620,7 @@ func (m *Memory) Load32LE(addr uint64) (uint32, bool) {
 func (m *Memory) Load64LE(addr uint64) (uint64, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
-		return binary.LittleEndian.Uint64(e.page.Data[off:]), true
+		return binary.LittleEndian.Uint64(e.data[off:]), true
 	}
 	return m.loadSlow(addr, 8, false)
 }
@@ -409,7 +628,7 @@ func (m *Memory) Load64LE(addr uint64) (uint64, bool) {
 func (m *Memory) Store16LE(addr uint64, v uint16) bool {
 	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
-		binary.LittleEndian.PutUint16(e.page.Data[off:], v)
+		binary.LittleEndian.PutUint16(e.data[off:], v)
 		return true
 	}
 	return m.storeSlow(addr, 2, uint64(v), false)
@@ -418,7 +637,7 @@ func (m *Memory) Store16LE(addr uint64, v uint16) bool {
 func (m *Memory) Store32LE(addr uint64, v uint32) bool {
 	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
-		binary.LittleEndian.PutUint32(e.page.Data[off:], v)
+		binary.LittleEndian.PutUint32(e.data[off:], v)
 		return true
 	}
 	return m.storeSlow(addr, 4, uint64(v), false)
@@ -427,7 +646,7 @@ func (m *Memory) Store32LE(addr uint64, v uint32) bool {
 func (m *Memory) Store64LE(addr uint64, v uint64) bool {
 	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
-		binary.LittleEndian.PutUint64(e.page.Data[off:], v)
+		binary.LittleEndian.PutUint64(e.data[off:], v)
 		return true
 	}
 	return m.storeSlow(addr, 8, v, false)
@@ -438,7 +657,7 @@ func (m *Memory) Store64LE(addr uint64, v uint64) bool {
 func (m *Memory) Load16BE(addr uint64) (uint16, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
-		return binary.BigEndian.Uint16(e.page.Data[off:]), true
+		return binary.BigEndian.Uint16(e.data[off:]), true
 	}
 	v, ok := m.loadSlow(addr, 2, true)
 	return uint16(v), ok
@@ -447,7 +666,7 @@ func (m *Memory) Load16BE(addr uint64) (uint16, bool) {
 func (m *Memory) Load32BE(addr uint64) (uint32, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
-		return binary.BigEndian.Uint32(e.page.Data[off:]), true
+		return binary.BigEndian.Uint32(e.data[off:]), true
 	}
 	v, ok := m.loadSlow(addr, 4, true)
 	return uint32(v), ok
@@ -456,7 +675,7 @@ func (m *Memory) Load32BE(addr uint64) (uint32, bool) {
 func (m *Memory) Load64BE(addr uint64) (uint64, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
-		return binary.BigEndian.Uint64(e.page.Data[off:]), true
+		return binary.BigEndian.Uint64(e.data[off:]), true
 	}
 	return m.loadSlow(addr, 8, true)
 }
@@ -464,7 +683,7 @@ func (m *Memory) Load64BE(addr uint64) (uint64, bool) {
 func (m *Memory) Store16BE(addr uint64, v uint16) bool {
 	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
-		binary.BigEndian.PutUint16(e.page.Data[off:], v)
+		binary.BigEndian.PutUint16(e.data[off:], v)
 		return true
 	}
 	return m.storeSlow(addr, 2, uint64(v), true)
@@ -473,7 +692,7 @@ func (m *Memory) Store16BE(addr uint64, v uint16) bool {
 func (m *Memory) Store32BE(addr uint64, v uint32) bool {
 	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
-		binary.BigEndian.PutUint32(e.page.Data[off:], v)
+		binary.BigEndian.PutUint32(e.data[off:], v)
 		return true
 	}
 	return m.storeSlow(addr, 4, uint64(v), true)
@@ -482,7 +701,7 @@ func (m *Memory) Store32BE(addr uint64, v uint32) bool {
 func (m *Memory) Store64BE(addr uint64, v uint64) bool {
 	e := &m.wtlb[(addr>>PageShift)&(tlbSize-1)]
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
-		binary.BigEndian.PutUint64(e.page.Data[off:], v)
+		binary.BigEndian.PutUint64(e.data[off:], v)
 		return true
 	}
 	return m.storeSlow(addr, 8, v, true)
@@ -510,7 +729,7 @@ func (m *Memory) ReadBytes(addr uint64, n int) ([]byte, error) {
 		if p == nil {
 			return nil, m.Fault
 		}
-		i += copy(out[i:], p.Data[a&PageMask:])
+		i += copy(out[i:], p.Bytes()[a&PageMask:])
 	}
 	return out, nil
 }
@@ -523,7 +742,7 @@ func (m *Memory) WriteBytes(addr uint64, b []byte) error {
 		return MemFault{Addr: addr, Size: n, Access: AccessWrite, Unmapped: true}
 	}
 	for a := addr &^ PageMask; a < addr+uint64(n); a += PageSize {
-		p := m.pages[a>>PageShift]
+		p := m.page(a >> PageShift)
 		if p == nil || p.Perm&PermW == 0 {
 			fa := max(a, addr)
 			return MemFault{Addr: fa, Size: n, Access: AccessWrite, Unmapped: p == nil}
@@ -532,7 +751,7 @@ func (m *Memory) WriteBytes(addr uint64, b []byte) error {
 	for i := 0; i < n; {
 		a := addr + uint64(i)
 		p := m.writePage(a, n-i)
-		i += copy(p.Data[a&PageMask:], b[i:])
+		i += copy(p.writable()[a&PageMask:], b[i:])
 	}
 	return nil
 }
@@ -542,7 +761,7 @@ func (m *Memory) WriteBytes(addr uint64, b []byte) error {
 func (m *Memory) Poke(addr uint64, b []byte) error {
 	for i := 0; i < len(b); {
 		a := addr + uint64(i)
-		p := m.pages[a>>PageShift]
+		p := m.page(a >> PageShift)
 		if p == nil {
 			return MemFault{Addr: a, Size: len(b), Access: AccessWrite, Unmapped: true}
 		}
@@ -550,7 +769,10 @@ func (m *Memory) Poke(addr uint64, b []byte) error {
 			n := min(len(b)-i, PageSize-int(a&PageMask))
 			p.Code.InvalidateCode(int(a&PageMask), n)
 		}
-		i += copy(p.Data[a&PageMask:], b[i:])
+		i += copy(p.writable()[a&PageMask:], b[i:])
+		if e := &m.rtlb[(a>>PageShift)&(tlbSize-1)]; e.vpn == a>>PageShift {
+			e.data = p.data
+		}
 	}
 	return nil
 }

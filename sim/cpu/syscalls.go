@@ -488,13 +488,7 @@ func sysMadvise(m *Machine, a [6]uint64) uint64 {
 		if !m.Mem.IsMapped(a[0], size) {
 			return errno(ENOMEM)
 		}
-		for p := a[0]; p < a[0]+size; p += PageSize {
-			pg := m.Mem.PageAt(p)
-			pg.Data = [PageSize]byte{}
-			if pg.Code != nil {
-				pg.Code.InvalidateCode(0, PageSize)
-			}
-		}
+		m.Mem.Discard(a[0], size)
 	}
 	return 0
 }
@@ -874,17 +868,4 @@ func signalName(sig int) string {
 		return n
 	}
 	return fmt.Sprintf("signal %d", sig)
-}
-
-// FreeRange reports whether no page of [addr, addr+size) is mapped.
-func (m *Memory) FreeRange(addr, size uint64) bool {
-	if addr+size < addr {
-		return false
-	}
-	for a := addr &^ PageMask; a < addr+size; a += PageSize {
-		if m.pages[a>>PageShift] != nil {
-			return false
-		}
-	}
-	return true
 }
