@@ -228,8 +228,12 @@ func decodeAdvSIMD(w uint32) inst {
 			case field(w, 10, 1) == 1:
 				return decodeThreeSame(w, flags)
 			case field(w, 10, 2) == 0:
-				if scalar {
-					return undef(w) // scalar three different (sqdmlal...): not emitted for C
+				if scalar { // sqdmlal, sqdmlsl, sqdmull (scalar)
+					sub := map[uint32]int{9: vQdmlal, 11: vQdmlsl, 13: vQdmull}[field(w, 12, 4)]
+					if sub == 0 || u == 1 || size == 0 || size == 3 {
+						return undef(w)
+					}
+					return simd(sub, rd, rn, rm, size, sfScalar, 0)
 				}
 				return decodeThreeDiff(w, flags)
 			case field(w, 17, 4) == 0b0000 && field(w, 10, 2) == 2:

@@ -90,6 +90,9 @@ const (
 )
 
 func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
+	if kind == fNmul { // FPNeg(FPMul()): the sign of a NaN result flips too
+		return c.fpBinary(fMul, t, a, b) ^ signBit(t)
+	}
 	switch kind {
 	case fMaxnm, fMinnm:
 		// A quiet NaN against a number gives the number.
@@ -188,32 +191,30 @@ func fmaxmin(t uint8, isMax bool, a, b uint64) uint64 {
 	return b
 }
 
-// fpFMA computes addend + n*m (negating as the op requires) fused.
+// fpFMA computes addend + n*m fused. Negations apply to the operands
+// before anything else (as FPNeg does in the architecture), so a negated
+// NaN operand propagates with its sign flipped.
 func (c *Core) fpFMA(t uint8, addend, n, m uint64, negProduct, negAddend bool) uint64 {
-	sign := uint64(1) << 31
-	if t == 1 {
-		sign = 1 << 63
+	if negProduct {
+		n ^= signBit(t)
+	}
+	if negAddend {
+		addend ^= signBit(t)
 	}
 	// The infinity-times-zero case is invalid even with a quiet NaN addend.
-	infZero := func() bool {
-		if t == 1 {
-			x, y := f64(n), f64(m)
-			return (math.IsInf(x, 0) && y == 0) || (x == 0 && math.IsInf(y, 0))
-		}
+	var infZero bool
+	if t == 1 {
+		x, y := f64(n), f64(m)
+		infZero = (math.IsInf(x, 0) && y == 0) || (x == 0 && math.IsInf(y, 0))
+	} else {
 		x, y := f32(n), f32(m)
-		return (isInf32(x) && y == 0) || (x == 0 && isInf32(y))
+		infZero = (isInf32(x) && y == 0) || (x == 0 && isInf32(y))
 	}
-	if isNaN(t, addend) && !isSNaN(t, addend) && !isSNaN(t, n) && !isSNaN(t, m) && infZero() {
+	if isNaN(t, addend) && !isSNaN(t, addend) && !isSNaN(t, n) && !isSNaN(t, m) && infZero {
 		return c.defaultNaN(t)
 	}
 	if r, ok := c.processNaNs(t, addend, n, m); ok {
 		return r
-	}
-	if negProduct {
-		n ^= sign
-	}
-	if negAddend {
-		addend ^= sign
 	}
 	var r uint64
 	if t == 1 {

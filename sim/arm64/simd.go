@@ -179,7 +179,7 @@ func shiftRight(x uint64, sh uint, es uint8, unsigned, round bool) uint64 {
 		}
 		if round && sh > 0 {
 			if sh-1 >= esize {
-				rb = 0
+				rb = uint64(v>>63) & 1 // bit sh-1 of the sign-extended value
 			} else {
 				rb = uint64(v>>(sh-1)) & 1
 			}
@@ -305,7 +305,7 @@ func (c *Core) fcmp(kind int, t uint8, x, y uint64) uint64 {
 
 // fpStep computes frecps (2 - a*b) and frsqrts ((3 - a*b) / 2), fused.
 func (c *Core) fpStep(t uint8, a, b uint64, rsqrt bool) uint64 {
-	sign := signBit(t)
+	a ^= signBit(t) // the step computes c - a*b as c + (-a)*b, negating first
 	if r, ok := c.processNaNs(t, a, b); ok {
 		return r
 	}
@@ -325,7 +325,7 @@ func (c *Core) fpStep(t uint8, a, b uint64, rsqrt bool) uint64 {
 	}
 	var r uint64
 	if rsqrt {
-		r = c.fpFMA(t, fpConst(t, 3), a^sign, b, false, false)
+		r = c.fpFMA(t, fpConst(t, 3), a, b, false, false)
 		if t == 1 {
 			r = b64(f64(r) / 2)
 		} else {
@@ -333,7 +333,7 @@ func (c *Core) fpStep(t uint8, a, b uint64, rsqrt bool) uint64 {
 		}
 		return r
 	}
-	return c.fpFMA(t, fpConst(t, 2), a^sign, b, false, false)
+	return c.fpFMA(t, fpConst(t, 2), a, b, false, false)
 }
 
 func fpConst(t uint8, v float64) uint64 {
@@ -352,8 +352,6 @@ func (c *Core) fpReduce(kind uint8, t uint8, a vec, es uint8, lo, n int) uint64 
 	return c.fpBinary(kind, t, c.fpReduce(kind, t, a, es, lo, h), c.fpReduce(kind, t, a, es, lo+h, h))
 }
 
-var errEstimate = fmt.Errorf("reciprocal (square root) estimates are not implemented")
-
 // execSIMD runs one opSimd instruction.
 func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 	sub := int(in.imm & 0xffff)
@@ -364,7 +362,7 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 	round := fl&sfRound != 0
 	acc := fl&sfAcc != 0
 	p2 := fl&sfPart2 != 0
-	a, b, d := c.v[in.rn], c.v[in.rm], c.v[in.rd]
+	a, b, d := c.v[in.rn&31], c.v[in.rm&31], c.v[in.rd&31] // rd/rn may name a GPR (umov, dup)
 	n := lanes(in, es)
 	t := es - 2 // FP precision for FP lanes
 	var r vec
@@ -480,6 +478,7 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 		r = vec{d[0] ^ ((a[0] ^ d[0]) & b[0]), d[1] ^ ((a[1] ^ d[1]) & b[1])}
 	case vBif:
 		r = vec{d[0] ^ ((a[0] ^ d[0]) &^ b[0]), d[1] ^ ((a[1] ^ d[1]) &^ b[1])}
+
 	case vAddp, vMaxp, vMinp, vFaddp, vFmaxp, vFminp, vFmaxnmp, vFminnmp:
 		if fl&sfScalar != 0 {
 			x, y := lane(a, es, 0), lane(a, es, 1)
@@ -758,7 +757,21 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 	case vFrecpx:
 		setLane(&r, es, 0, c.fpRecpx(t, lane(a, es, 0)))
 	case vFrecpe, vFrsqrte, vUrecpe, vUrsqrte:
-		return &cpu.Fault{PC: pc, Kind: cpu.FaultUnsupported, Err: errEstimate}
+		for i := 0; i < n; i++ {
+			x := lane(a, es, i)
+			var z uint64
+			switch sub {
+			case vFrecpe:
+				z = c.fpRecipEstimate(t, x)
+			case vFrsqrte:
+				z = c.fpRSqrtEstimate(t, x)
+			case vUrecpe:
+				z = urecpe(x)
+			case vUrsqrte:
+				z = ursqrte(x)
+			}
+			setLane(&r, es, i, z)
+		}
 	case vFcvtn, vFcvtxn:
 		// a = destination size (1 half, 2 single); source is twice as wide
 		se := es + 1
@@ -782,11 +795,9 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 	case vFcvtl:
 		// a = destination size (2 single, 3 double)
 		se := es - 1
-		wn := 8 >> se
-		wn /= 2
-		if !p2 {
-			half = 0
-		} else {
+		wn := 16 >> es // destination lanes = source lanes in one half
+		half = 0
+		if p2 {
 			half = wn
 		}
 		for i := 0; i < wn; i++ {
@@ -1041,6 +1052,9 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 	default:
 		return &cpu.Fault{PC: pc, Kind: cpu.FaultInternal, Err: fmt.Errorf("AdvSIMD sub-op %d has no executor", sub)}
 	}
+	if sub >= vAnd && sub <= vBif && fl&sfQ == 0 { // whole-register logic: 64-bit forms clear the top
+		r[1] = 0
+	}
 	c.v[in.rd] = r
 	return nil
 }
@@ -1201,4 +1215,160 @@ func (c *Core) execSIMDImm(in *inst) {
 		r[1] = 0
 	}
 	c.v[in.rd] = r
+}
+
+// recipEstimate is the architecture's 8-bit reciprocal estimate of a
+// 9-bit fixed-point a in [256, 512) (0.5 <= x < 1).
+func recipEstimate(a uint64) uint64 {
+	a = a*2 + 1
+	b := (1 << 19) / a
+	return (b + 1) / 2
+}
+
+// recipSqrtEstimate is the reciprocal square root estimate of a in
+// [128, 512) (0.25 <= x < 1).
+func recipSqrtEstimate(a uint64) uint64 {
+	if a < 256 {
+		a = a*2 + 1
+	} else {
+		a = (a >> 1) << 1
+		a = (a + 1) * 2
+	}
+	b := uint64(512)
+	for a*(b+1)*(b+1) < 1<<28 {
+		b++
+	}
+	return (b + 1) / 2
+}
+
+// fpRecipEstimate is frecpe for single (t = 0) and double (t = 1).
+func (c *Core) fpRecipEstimate(t uint8, x uint64) uint64 {
+	if r, ok := c.processNaNs(t, x); ok {
+		return r
+	}
+	sign := x & signBit(t)
+	var exp int64
+	var frac uint64 // 52-bit fraction
+	if t == 1 {
+		exp, frac = int64(x>>52&0x7ff), x&(1<<52-1)
+	} else {
+		exp, frac = int64(x>>23&0xff), (x&(1<<23-1))<<29
+	}
+	maxExp := int64(0xff)
+	if t == 1 {
+		maxExp = 0x7ff
+	}
+	switch {
+	case exp == maxExp: // infinity
+		return sign
+	case exp == 0 && frac == 0:
+		return sign | infBits(t)
+	}
+	// |x| < 2^-128 (single) or 2^-1024 (double): the reciprocal overflows
+	if exp == 0 && frac>>50 == 0 {
+		return sign | infBits(t)
+	}
+	if exp == 0 {
+		if frac>>51 == 0 {
+			exp = -1
+			frac = (frac << 2) & (1<<52 - 1)
+		} else {
+			frac = (frac << 1) & (1<<52 - 1)
+		}
+	}
+	scaled := 1<<8 | frac>>44
+	var rexp int64
+	if t == 1 {
+		rexp = 2045 - exp
+	} else {
+		rexp = 253 - exp
+	}
+	est := recipEstimate(scaled)
+	frac = (est & 0xff) << 44
+	switch rexp {
+	case 0:
+		frac = 1<<51 | frac>>1
+	case -1:
+		frac = 1<<50 | frac>>2
+		rexp = 0
+	}
+	if t == 1 {
+		return sign | uint64(rexp)<<52 | frac
+	}
+	return sign | uint64(rexp)<<23 | frac>>29
+}
+
+func infBits(t uint8) uint64 {
+	if t == 1 {
+		return 0x7ff0000000000000
+	}
+	return 0x7f800000
+}
+
+// fpRSqrtEstimate is frsqrte.
+func (c *Core) fpRSqrtEstimate(t uint8, x uint64) uint64 {
+	if r, ok := c.processNaNs(t, x); ok {
+		return r
+	}
+	sign := x&signBit(t) != 0
+	var exp int64
+	var frac uint64
+	if t == 1 {
+		exp, frac = int64(x>>52&0x7ff), x&(1<<52-1)
+	} else {
+		exp, frac = int64(x>>23&0xff), (x&(1<<23-1))<<29
+	}
+	maxExp := int64(0xff)
+	if t == 1 {
+		maxExp = 0x7ff
+	}
+	switch {
+	case exp == 0 && frac == 0:
+		return x&signBit(t) | infBits(t)
+	case sign:
+		return c.defaultNaN(t)
+	case exp == maxExp:
+		return 0
+	}
+	if exp == 0 {
+		for frac>>51 == 0 {
+			frac <<= 1
+			exp--
+		}
+		frac = (frac << 1) & (1<<52 - 1)
+	}
+	var scaled uint64
+	if exp&1 == 0 {
+		scaled = 1<<8 | frac>>44
+	} else {
+		scaled = 1<<7 | frac>>45
+	}
+	var rexp int64
+	if t == 1 {
+		rexp = floorDiv2(3068 - exp)
+	} else {
+		rexp = floorDiv2(380 - exp)
+	}
+	est := recipSqrtEstimate(scaled)
+	if t == 1 {
+		return uint64(rexp)<<52 | (est&0xff)<<44
+	}
+	return uint64(rexp)<<23 | (est&0xff)<<15
+}
+
+func floorDiv2(v int64) int64 { return v >> 1 }
+
+// urecpe and ursqrte on 32-bit lanes.
+func urecpe(x uint64) uint64 {
+	if x>>31 == 0 {
+		return 0xffffffff
+	}
+	return recipEstimate(x>>23&0x1ff) << 23
+}
+
+func ursqrte(x uint64) uint64 {
+	if x>>30 == 0 {
+		return 0xffffffff
+	}
+	return recipSqrtEstimate(x>>23&0x1ff) << 23
 }

@@ -162,8 +162,8 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 	defer func() {
 		// A simulator bug must end the run with a message, not a crash.
 		if r := recover(); r != nil {
-			m.endFault(&Fault{Arch: m.Arch.Name, PC: m.Core.PC(), Kind: FaultInternal,
-				Err: fmt.Errorf("%v\n%s", r, debug.Stack())})
+			m.endFault(m.describeFault(&Fault{PC: m.Core.PC(), Kind: FaultInternal,
+				Err: fmt.Errorf("simulator bug, please report: %v\n%s", r, debug.Stack())}))
 		}
 	}()
 	if m.Cfg.MaxInsns != 0 {

@@ -28,6 +28,7 @@ type Result struct {
 	Compared uint64 // instructions compared in lockstep
 	Stdout   []byte
 	Status   int
+	Fault    string // simrun's fault message when the guest died of a signal
 }
 
 // Mismatch describes the first difference found.
@@ -86,8 +87,18 @@ func Run(ctx context.Context, prog string, opt Options) (*Result, error) {
 		}
 		problems = append(problems, msg)
 	}
-	if m.Insns != res.Insns {
-		problems = append(problems, fmt.Sprintf("retired instructions: qemu %d, simrun %d", res.Insns, m.Insns))
+	// A guest killed by a signal: qemu logged the faulting instruction too,
+	// but it did not retire.
+	retired := res.Insns
+	if res.Signal != 0 && retired > 0 {
+		retired--
+	}
+	if m.Insns != retired {
+		problems = append(problems, fmt.Sprintf("retired instructions: qemu %d, simrun %d", retired, m.Insns))
+	}
+	r.Insns = retired
+	if exit.Fault != nil {
+		r.Fault = exit.Fault.Error()
 	}
 	if len(problems) > 0 {
 		return r, &Mismatch{Prog: prog, Msg: strings.Join(problems, "; ")}
@@ -112,6 +123,7 @@ type differ struct {
 	qf0, sf0  uint64
 	prevPC    uint64
 	prevText  string
+	exit      *cpu.Exit
 }
 
 // step compares the state before qemu's record r with simrun's, then
@@ -119,7 +131,11 @@ type differ struct {
 func (d *differ) step(r *oracle.Record) error {
 	m := d.m
 	if m.Exited() {
-		return &Mismatch{Prog: d.prog, Msg: fmt.Sprintf("simrun ended after %d instructions, qemu goes on at pc 0x%x", m.Insns, r.PC)}
+		why := ""
+		if d.exit != nil && d.exit.Fault != nil {
+			why = ": " + d.exit.Fault.Error()
+		}
+		return &Mismatch{Prog: d.prog, Msg: fmt.Sprintf("simrun ended after %d instructions%s; qemu goes on at pc 0x%x", m.Insns, why, r.PC)}
 	}
 	m.Core.State(&d.st)
 	if d.n == 0 {
@@ -156,9 +172,11 @@ func (d *differ) step(r *oracle.Record) error {
 		return &Mismatch{Prog: d.prog, Msg: fmt.Sprintf("state differs %s, before pc 0x%x:\n  %s", where, r.PC, strings.Join(diffs, "\n  "))}
 	}
 	d.prevPC, d.prevText = d.st.PC, d.disasm(d.st.PC)
-	if _, err := m.RunFor(1); err != nil {
+	exit, err := m.RunFor(1)
+	if err != nil {
 		return err
 	}
+	d.exit = exit
 	d.n++
 	return nil
 }
