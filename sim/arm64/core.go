@@ -26,41 +26,22 @@ type Core struct {
 	exclSize  uint8
 	exclValid bool
 
-	m   *cpu.Machine
-	mem *cpu.Memory
+	m      *cpu.Machine
+	mem    *cpu.Memory
+	icache *cpu.ICache[inst]
 
-	// Small direct-mapped cache of code pages by virtual page number.
-	pcache [64]struct {
-		vpn  uint64
-		page *codePage
-	}
 	alignErr     uint64 // address of a pending alignment fault
 	alignPending bool
 }
 
-// codePage holds the decoded slots of one 4 KiB page.
-type codePage struct {
-	base  uint64
-	slots [cpu.PageSize / 4]inst
-}
-
-// InvalidateCode marks the slots covering [off, off+n) as undecoded. Only
-// the op field is cleared, so an instruction that is executing while it
-// overwrites itself still sees its own operands.
-func (p *codePage) InvalidateCode(off, n int) {
-	if n <= 0 {
-		return
-	}
-	for i := off >> 2; i <= (off+n-1)>>2 && i < len(p.slots); i++ {
-		p.slots[i].op = opNone
-	}
-}
+// codePage is a page of decoded instructions, one slot per word.
+type codePage = cpu.CodePage[inst]
 
 func newCore(m *cpu.Machine) cpu.Core {
 	c := &Core{m: m, mem: m.Mem}
-	for i := range c.pcache {
-		c.pcache[i].vpn = ^uint64(0)
-	}
+	// Clearing only the op lets an instruction that overwrites itself
+	// finish with its operands.
+	c.icache = cpu.NewICache(m.Mem, 2, 4, func(in *inst) { in.op = opNone })
 	return c
 }
 
@@ -114,43 +95,18 @@ func (c *Core) X(n int) uint64 {
 	return c.x[n&31]
 }
 
-// codePageFor returns the decoded page holding pc, creating it on first use.
-// A cached page stays valid until memory invalidates its slots; decodeAt
-// then notices when the page itself was replaced.
-func (c *Core) codePageFor(pc uint64) (*codePage, *cpu.Fault) {
-	vpn := pc >> cpu.PageShift
-	e := &c.pcache[vpn&63]
-	if e.vpn == vpn {
-		return e.page, nil
-	}
-	pg, ok := c.mem.FetchPage(pc)
-	if !ok {
-		return nil, &cpu.Fault{PC: pc, Kind: cpu.FaultFetch, Err: c.mem.Fault}
-	}
-	cp, _ := pg.Code.(*codePage)
-	if cp == nil {
-		cp = &codePage{base: pc &^ cpu.PageMask}
-		c.mem.MarkCode(pg, cp, pc)
-	}
-	e.vpn, e.page = vpn, cp
-	return cp, nil
-}
-
 // decodeAt decodes the word at pc into its slot of p. stale reports that p
-// no longer backs pc (the page was unmapped and mapped anew); the caller
-// looks the page up again.
+// no longer backs pc; the caller looks the page up again.
 func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
-	pg, ok := c.mem.FetchPage(pc)
-	if !ok {
+	var b [4]byte
+	n, stale, f := c.icache.Fetch(p, pc, b[:])
+	if f != nil || stale {
+		return stale, f
+	}
+	if n < 4 {
 		return false, &cpu.Fault{PC: pc, Kind: cpu.FaultFetch, Err: c.mem.Fault}
 	}
-	if pg.Code != cpu.CodeCache(p) {
-		c.pcache[(pc>>cpu.PageShift)&63].vpn = ^uint64(0)
-		return true, nil
-	}
-	off := pc & cpu.PageMask
-	w := binary.LittleEndian.Uint32(pg.Bytes()[off:])
-	p.slots[off>>2] = decode(w, pc)
+	*p.Slot(pc) = decode(binary.LittleEndian.Uint32(b[:]), pc)
 	return false, nil
 }
 

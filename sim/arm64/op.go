@@ -5,11 +5,11 @@ import "simrun/sim/cpu"
 // NextOp classifies the instruction at pc for SPE and tracing, computing
 // its data address and branch outcome from the current registers.
 func (c *Core) NextOp(op *cpu.Op) bool {
-	p, f := c.codePageFor(c.pc)
+	p, f := c.icache.Page(c.pc)
 	if f != nil || c.pc&3 != 0 {
 		return false
 	}
-	in := &p.slots[(c.pc&cpu.PageMask)>>2]
+	in := p.Slot(c.pc)
 	if in.op == opNone {
 		if stale, f := c.decodeAt(p, c.pc); f != nil || stale {
 			return false

@@ -23,7 +23,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				c.pc = pc
 				return n, c.stopFault(pc, cpu.FaultAlignment, errMisalignedPC)
 			}
-			p, f := c.codePageFor(pc)
+			p, f := c.icache.Page(pc)
 			if f != nil {
 				c.pc = pc
 				return n, cpu.Stop{Kind: cpu.StopFault, Fault: f}
@@ -31,7 +31,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			page, base = p, pc&^cpu.PageMask
 			off = pc - base
 		}
-		in := &page.slots[(off>>2)&(cpu.PageSize/4-1)]
+		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
 		switch in.op {
 		case opNone:
 			stale, f := c.decodeAt(page, pc)

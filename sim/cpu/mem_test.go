@@ -101,7 +101,7 @@ func TestMemoryHugeRangesAreCheap(t *testing.T) {
 	m := NewMemory()
 	start := time.Now()
 	require.NoError(t, m.Map(0x7f0000000000, 1<<30, PermRW)) // 1 GiB
-	m.Unmap(0, ^uint64(0))                                    // everything
+	m.Unmap(0, ^uint64(0))                                   // everything
 	assert.False(t, m.IsMapped(0x7f0000000000, PageSize))
 	assert.True(t, m.FreeRange(0, 1<<47))
 	assert.Error(t, m.Map(0, 1<<40, PermRW), "16+ GiB in one mapping is refused")

@@ -1,0 +1,115 @@
+package cpu
+
+// ICache is a core's cache of pre-decoded instructions: one CodePage of
+// slots per executable guest page, a slot per possible instruction start
+// (every 4 bytes on arm64, every 2 on s390x). An architecture keeps its own
+// instruction type T in the slots and decodes each slot once; Memory calls
+// back when code bytes change so stale slots are decoded again.
+type ICache[T any] struct {
+	mem    *Memory
+	shift  uint // log2 of the slot granularity in bytes
+	maxLen int  // longest instruction in bytes
+	clear  func(*T)
+	recent [64]struct {
+		vpn  uint64
+		page *CodePage[T]
+	}
+}
+
+// CodePage holds the decoded slots of one page.
+type CodePage[T any] struct {
+	Base  uint64
+	Slots []T
+	cache *ICache[T]
+}
+
+// NewICache returns a cache for instructions aligned to 1<<shift bytes and
+// at most maxLen long; clear marks a slot as not decoded (it should only
+// reset the field the executor dispatches on, so an instruction that is
+// executing while it overwrites itself keeps its operands).
+func NewICache[T any](mem *Memory, shift uint, maxLen int, clear func(*T)) *ICache[T] {
+	c := &ICache[T]{mem: mem, shift: shift, maxLen: maxLen, clear: clear}
+	for i := range c.recent {
+		c.recent[i].vpn = ^uint64(0)
+	}
+	return c
+}
+
+// InvalidateCode clears every slot whose instruction may overlap bytes
+// [off, off+n) of the page, including ones that start on the previous page
+// and run into this one.
+func (p *CodePage[T]) InvalidateCode(off, n int) {
+	if n <= 0 {
+		return
+	}
+	c := p.cache
+	lo := off - (c.maxLen - 1)
+	if lo < 0 {
+		if prev := c.mem.PageAt(p.Base - PageSize); prev != nil && p.Base >= PageSize {
+			if pp, ok := prev.Code.(*CodePage[T]); ok {
+				pp.clearRange(PageSize+lo, PageSize)
+			}
+		}
+		lo = 0
+	}
+	p.clearRange(lo, off+n)
+}
+
+func (p *CodePage[T]) clearRange(from, to int) {
+	sh := p.cache.shift
+	for i := (from + 1<<sh - 1) >> sh; i<<sh < to && i < len(p.Slots); i++ {
+		p.cache.clear(&p.Slots[i])
+	}
+}
+
+// Page returns the decoded page holding pc, creating it on first use.
+// A cached page stays valid until memory clears its slots; Fetch then
+// notices when the page itself was replaced.
+func (c *ICache[T]) Page(pc uint64) (*CodePage[T], *Fault) {
+	vpn := pc >> PageShift
+	e := &c.recent[vpn&63]
+	if e.vpn == vpn {
+		return e.page, nil
+	}
+	pg, ok := c.mem.FetchPage(pc)
+	if !ok {
+		return nil, &Fault{PC: pc, Kind: FaultFetch, Err: c.mem.Fault}
+	}
+	cp, _ := pg.Code.(*CodePage[T])
+	if cp == nil || cp.cache != c {
+		cp = &CodePage[T]{Base: pc &^ PageMask, Slots: make([]T, PageSize>>c.shift), cache: c}
+		c.mem.MarkCode(pg, cp, pc)
+	}
+	e.vpn, e.page = vpn, cp
+	return cp, nil
+}
+
+// Fetch reads the instruction bytes at pc (up to len(buf), fewer at the end
+// of executable memory) for decoding into a slot of p. stale reports that p
+// no longer backs pc (the page was unmapped and mapped anew): look it up
+// again. An error is returned only when not even the first byte can be
+// fetched.
+func (c *ICache[T]) Fetch(p *CodePage[T], pc uint64, buf []byte) (n int, stale bool, f *Fault) {
+	pg, ok := c.mem.FetchPage(pc)
+	if !ok {
+		return 0, false, &Fault{PC: pc, Kind: FaultFetch, Err: c.mem.Fault}
+	}
+	if pg.Code != CodeCache(p) {
+		c.recent[(pc>>PageShift)&63].vpn = ^uint64(0)
+		return 0, true, nil
+	}
+	off := int(pc & PageMask)
+	n = copy(buf, pg.Bytes()[off:])
+	if n < len(buf) { // the instruction may continue on the next page
+		if next, ok := c.mem.FetchPage(pc + uint64(n)); ok {
+			n += copy(buf[n:], next.Bytes()[:])
+			c.Page(pc + uint64(n)) // so writes there invalidate this slot too
+		}
+	}
+	return n, false, nil
+}
+
+// Slot returns the slot for pc in p.
+func (p *CodePage[T]) Slot(pc uint64) *T {
+	return &p.Slots[(pc&PageMask)>>p.cache.shift]
+}
