@@ -62,6 +62,9 @@ func decodeFP(w uint32) inst {
 		return undef(w)
 	}
 	op3 := field(w, 10, 6)
+	if sf != 0 && op3 != 0 { // M: only the integer conversions use bit 31
+		return undef(w)
+	}
 	switch {
 	case op3 == 0: // conversion between FP and integer
 		rmode, opc := field(w, 19, 2), field(w, 16, 3)

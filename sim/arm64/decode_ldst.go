@@ -191,16 +191,17 @@ func decodeLdSt(w uint32, pc uint64) inst {
 					return undef(w)
 				}
 				return ldstInst(t, amOff, rt, rSPr(rn), imm)
-			case 1:
-				if t == lsPrfm {
+			case 1, 3:
+				// writeback into the transfer register is CONSTRAINED
+				// UNPREDICTABLE: simrun (like binutils) treats it as undefined
+				if t == lsPrfm || (rn == rt && rn != 31 && v == 0) {
 					return undef(w)
 				}
-				return ldstInst(t, amPost, rt, rSPr(rn), imm)
-			case 3:
-				if t == lsPrfm {
-					return undef(w)
+				mode := uint8(amPost)
+				if field(w, 10, 2) == 3 {
+					mode = amPre
 				}
-				return ldstInst(t, amPre, rt, rSPr(rn), imm)
+				return ldstInst(t, mode, rt, rSPr(rn), imm)
 			}
 		}
 		switch field(w, 10, 2) {
@@ -302,6 +303,13 @@ func decodePair(w uint32) inst {
 	}
 	imm := sext(uint64(field(w, 15, 7)), 7) << scale
 	rt, rt2 := field(w, 0, 5), field(w, 10, 5)
+	// CONSTRAINED UNPREDICTABLE cases simrun (like binutils) treats as
+	// undefined: a load pair into one register, writeback into a transfer
+	// register.
+	rnf := field(w, 5, 5)
+	if (l == 1 && rt == rt2) || (am != amOff && v == 0 && rnf != 31 && (rnf == rt || rnf == rt2)) {
+		return undef(w)
+	}
 	in := inst{op: opLdStP, a: uint8(t), b: am, rn: rSPr(field(w, 5, 5)), imm: imm}
 	switch {
 	case v == 1:
@@ -345,6 +353,25 @@ func decodeExclusive(w uint32) inst {
 	size := field(w, 30, 2)
 	o2, l, o1, o0 := field(w, 23, 1), field(w, 22, 1), field(w, 21, 1), field(w, 15, 1)
 	rs, rt2, rn, rt := field(w, 16, 5), field(w, 10, 5), rSPr(field(w, 5, 5)), field(w, 0, 5)
+	rnf := field(w, 5, 5)
+	// Fields the architecture requires to be all ones, and the CONSTRAINED
+	// UNPREDICTABLE register overlaps, are undefined here (as in binutils).
+	ones := func(fs ...uint32) bool {
+		for _, f := range fs {
+			if f != 31 {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case o2 == 0 && o1 == 0 && l == 1 && !ones(rs, rt2),
+		o2 == 0 && o1 == 0 && l == 0 && (!ones(rt2) || rs == rt || (rs == rnf && rnf != 31)),
+		o2 == 0 && o1 == 1 && size >= 2 && l == 1 && (!ones(rs) || rt == rt2),
+		o2 == 0 && o1 == 1 && size >= 2 && l == 0 && (rs == rt || rs == rt2 || (rs == rnf && rnf != 31)),
+		o2 == 1 && o1 == 0 && !ones(rs, rt2):
+		return undef(w)
+	}
 	switch {
 	case o2 == 0 && o1 == 0: // ldxr/ldaxr, stxr/stlxr
 		if l == 1 {

@@ -193,8 +193,6 @@ const (
 	vFmlaIdx
 	vFmlsIdx
 	vFmulxIdx
-	vDotIdx
-	vDot
 )
 
 func simd(sub int, rd, rn, rm uint32, es uint8, flags uint8, imm uint64) inst {
@@ -445,6 +443,17 @@ func decodeShiftImm(w uint32, flags uint8) inst {
 		return undef(w)
 	}
 	mk := func(sub int, f uint8, sh uint32) inst { return simd(sub, rd, rn, 0, es, flags|f, uint64(sh)) }
+	if scalar { // scalar forms: shifts and inserts on 64-bit only; saturating,
+		// narrowing and conversions at their own sizes
+		switch opc {
+		case 0b00000, 0b00010, 0b00100, 0b00110, 0b01000, 0b01010:
+			if es != 3 {
+				return undef(w)
+			}
+		case 0b10100:
+			return undef(w)
+		}
+	}
 	switch opc {
 	case 0b00000:
 		return mk(vShr, 0, right)
@@ -774,6 +783,9 @@ func decodeTwoMisc(w uint32, flags uint8) inst {
 	fpOK := scalar || q || fpES == 2
 	if opc >= 0b01100 && opc != 0b10010 && opc != 0b10011 && opc != 0b10100 { // FP forms (and a few integer ones in the same rows)
 		hi := size >> 1
+		if (opc == 0b10110 || opc == 0b10111) && hi != 0 {
+			return undef(w)
+		}
 		switch {
 		case opc == 0b10110: // fcvtn / fcvtxn
 			if scalar && (!u || size&1 == 0) {
@@ -793,6 +805,9 @@ func decodeTwoMisc(w uint32, flags uint8) inst {
 			return undef(w)
 		}
 		key := opc<<2 | uint32(b2u(u))<<1 | uint32(hi)
+		if scalar && (opc == 0b11000 || opc == 0b11001) { // frint*: vector only
+			return undef(w)
+		}
 		switch key {
 		case 0b11000_0_0:
 			return mk(vFrint, fpES, 0, rnEven)
@@ -864,9 +879,6 @@ func decodeTwoMisc(w uint32, flags uint8) inst {
 				return undef(w)
 			}
 			return mk(vFsqrt, fpES, 0, 0)
-		}
-		if scalar && (key == 0b11000_0_0 || key>>2 <= 0b11001) {
-			return undef(w)
 		}
 		return undef(w)
 	}
@@ -1072,9 +1084,7 @@ func decodeByElem(w uint32, flags uint8) inst {
 		sub = vQdmlalIdx
 	case opc == 0b0111 && !u:
 		sub = vQdmlslIdx
-	case opc == 0b1110:
-		sub = vDotIdx
-	default:
+	default: // includes sdot/udot: FEAT_DotProd is not implemented
 		return undef(w)
 	}
 	var es uint8
@@ -1101,12 +1111,6 @@ func decodeByElem(w uint32, flags uint8) inst {
 			idx, rm = h<<1|l, m<<4|rm4
 		default:
 			return undef(w)
-		}
-		if sub == vDotIdx {
-			if size != 2 {
-				return undef(w)
-			}
-			es = 0
 		}
 	}
 	if scalar && !fp && sub != vQdmulhIdx && sub != vQdmullIdx && sub != vQdmlalIdx && sub != vQdmlslIdx {
