@@ -15,7 +15,7 @@ const (
 
 // Sub-operations.
 const (
-	vInvalid = iota
+	_ = iota // 0: not an operation
 	// three same, integer
 	vAdd
 	vSub

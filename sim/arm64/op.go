@@ -72,10 +72,12 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		if c.cond(in.a) {
 			op.Flags |= cpu.OpCondPassed
 		}
-	case opLdrXo, opLdrWo, opLdrBo:
-		mem(cpu.ClassLoad, [...]uint8{opLdrXo - opLdrXo: 8, opLdrWo - opLdrXo: 4, opLdrBo - opLdrXo: 1}[in.op-opLdrXo], x[in.rn]+in.imm)
-	case opStrXo, opStrWo, opStrBo:
-		mem(cpu.ClassStore, [...]uint8{8, 4, 1}[in.op-opStrXo], x[in.rn]+in.imm)
+	case opLdrXo, opStrXo:
+		mem(pickClass(in.op == opLdrXo), 8, x[in.rn]+in.imm)
+	case opLdrWo, opStrWo:
+		mem(pickClass(in.op == opLdrWo), 4, x[in.rn]+in.imm)
+	case opLdrBo, opStrBo:
+		mem(pickClass(in.op == opLdrBo), 1, x[in.rn]+in.imm)
 	case opLdSt:
 		va := x[in.rn]
 		switch in.b {
@@ -159,4 +161,11 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		}
 	}
 	return true
+}
+
+func pickClass(load bool) cpu.OpClass {
+	if load {
+		return cpu.ClassLoad
+	}
+	return cpu.ClassStore
 }

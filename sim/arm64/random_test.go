@@ -136,7 +136,7 @@ func randomProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 			put(randVecHalf(r))
 		}
 	}
-	code = append(code, 0xa8c10000|1<<10|x30<<5|0, 0xd51b4200) // ldp x0, x1, [x30], #16; msr nzcv, x0
+	code = append(code, 0xa8c10000|1<<10|x30<<5, 0xd51b4200) // ldp x0, x1, [x30], #16; msr nzcv, x0
 	put(uint64(r.IntN(16)) << 28)
 	put(0)
 	for x := 0; x < 30; x += 2 { // ldp x, x, [x30], #16
@@ -295,8 +295,8 @@ func randomMemProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 	for i := 0; i < len(data); i += 8 {
 		binary.LittleEndian.PutUint64(data[i:], randVecHalf(r))
 	}
-	code = append(code, 0xd2800000|uint32(r.IntN(16))<<5|0, 0xd3648c00, 0xd51b4200) // mov x0, #f; lsl x0, x0, #28; msr nzcv, x0
-	code = append(code, 0xd2800000|uint32(r.IntN(256))<<5|28)                       // mov x28, #small
+	code = append(code, 0xd2800000|uint32(r.IntN(16))<<5, 0xd3648c00, 0xd51b4200) // mov x0, #f; lsl x0, x0, #28; msr nzcv, x0
+	code = append(code, 0xd2800000|uint32(r.IntN(256))<<5|28)                     // mov x28, #small
 	for i := 0; i < n; i++ {
 		if i%12 == 0 {
 			code = append(code, movBase...)

@@ -250,18 +250,6 @@ func (m *Memory) eachChunk(first, n uint64, fn func(key uint64, c *chunk, lo, hi
 	}
 }
 
-// eachMapped calls fn for every mapped page of [addr, addr+size).
-func (m *Memory) eachMapped(addr, size uint64, fn func(vpn uint64, p *Page)) {
-	first, n := pageSpan(addr, size)
-	m.eachChunk(first, n, func(key uint64, c *chunk, lo, hi uint64) {
-		for i := lo; i < hi; i++ {
-			if c.perm[i]&permMapped != 0 {
-				fn(key<<chunkShift+i, m.page(key<<chunkShift+i))
-			}
-		}
-	})
-}
-
 func (m *Memory) countMapped(addr, size uint64) uint64 {
 	var cnt uint64
 	first, n := pageSpan(addr, size)

@@ -33,8 +33,6 @@ func (a *asm) order() interface {
 	return binary.BigEndian
 }
 
-func (a *asm) off() int { return len(a.b) }
-
 // w emits an arm64 instruction word.
 func (a *asm) w(insn uint32) { a.b = binary.LittleEndian.AppendUint32(a.b, insn) }
 
