@@ -107,63 +107,49 @@ func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
 	if r, ok := c.processNaNs(t, a, b); ok {
 		return r
 	}
+	if kind == fMax || kind == fMin {
+		return fmaxmin(t, kind == fMax, a, b)
+	}
 	var r uint64
 	if t == 1 {
-		x, y := f64(a), f64(b)
-		var z float64
-		switch kind {
-		case fAdd:
-			z = x + y
-		case fSub:
-			z = x - y
-		case fMul:
-			z = x * y
-		case fDiv:
-			z = x / y
-		case fNmul:
-			z = -(x * y)
-		case fAbd:
-			z = math.Abs(x - y)
-		case fMulx:
-			if (math.IsInf(x, 0) && y == 0) || (x == 0 && math.IsInf(y, 0)) {
-				return b64(math.Copysign(2, x) * math.Copysign(1, y))
-			}
-			z = x * y
-		case fMax, fMin:
-			return fmaxmin(t, kind == fMax, a, b)
-		}
-		r = b64(z)
+		r = b64(arith(kind, f64(a), f64(b)))
 	} else {
-		x, y := f32(a), f32(b)
-		var z float32
-		switch kind {
-		case fAdd:
-			z = x + y
-		case fSub:
-			z = x - y
-		case fMul:
-			z = x * y
-		case fDiv:
-			z = x / y
-		case fNmul:
-			z = -(x * y)
-		case fAbd:
-			z = float32(math.Abs(float64(x - y)))
-		case fMulx:
-			if (isInf32(x) && y == 0) || (x == 0 && isInf32(y)) {
-				return b32(float32(math.Copysign(2, float64(x)) * math.Copysign(1, float64(y))))
-			}
-			z = x * y
-		case fMax, fMin:
-			return fmaxmin(t, kind == fMax, a, b)
-		}
-		r = b32(z)
+		r = b32(arith(kind, f32(a), f32(b)))
 	}
 	if isNaN(t, r) { // invalid operation
 		r = c.defaultNaN(t)
 	}
 	return r
 }
+
+// arith is the arithmetic of fpBinary on non-NaN operands, in either
+// precision (F's own arithmetic rounds once, as the architecture does).
+func arith[F float32 | float64](kind uint8, x, y F) F {
+	switch kind {
+	case fAdd:
+		return x + y
+	case fSub:
+		return x - y
+	case fMul:
+		return x * y
+	case fDiv:
+		return x / y
+	case fAbd:
+		return F(math.Abs(float64(x - y))) // exact: float32 widens losslessly
+	case fMulx:
+		if (isInf(x) && y == 0) || (x == 0 && isInf(y)) {
+			r := F(2)
+			if math.Signbit(float64(x)) != math.Signbit(float64(y)) {
+				r = -2
+			}
+			return r
+		}
+		return x * y
+	}
+	return 0
+}
+
+func isInf[F float32 | float64](f F) bool { return math.IsInf(float64(f), 0) }
 
 func isInf32(f float32) bool { return math.IsInf(float64(f), 0) }
 

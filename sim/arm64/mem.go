@@ -309,18 +309,7 @@ func (c *Core) exclusive(in *inst) bool {
 		x[in.rd] = v
 		c.exclAddr, c.exclSize, c.exclValid = addr, 1<<size, true
 	case opLdxp:
-		var lo, hi uint64
-		var ok bool
-		if size == 2 { // 2 x 32
-			var v uint64
-			v, ok = c.mem.Load64LE(addr)
-			lo, hi = uint64(uint32(v)), v>>32
-		} else {
-			lo, ok = c.mem.Load64LE(addr)
-			if ok {
-				hi, ok = c.mem.Load64LE(addr + 8)
-			}
-		}
+		lo, hi, ok := c.loadPair(addr, size)
 		if !ok {
 			return false
 		}
@@ -371,18 +360,7 @@ func (c *Core) exclusive(in *inst) bool {
 		}
 	case opCasp:
 		sz := in.a - 2 // element size log2: 2 or 3
-		var lo, hi uint64
-		var ok bool
-		if sz == 2 {
-			var v uint64
-			v, ok = c.mem.Load64LE(addr)
-			lo, hi = uint64(uint32(v)), v>>32
-		} else {
-			lo, ok = c.mem.Load64LE(addr)
-			if ok {
-				hi, ok = c.mem.Load64LE(addr + 8)
-			}
-		}
+		lo, hi, ok := c.loadPair(addr, sz)
 		if !ok {
 			return false
 		}
@@ -423,6 +401,20 @@ func (c *Core) exclusive(in *inst) bool {
 		x[in.rd] = old
 	}
 	return true
+}
+
+// loadPair reads two adjacent elements of 1<<size bytes (size 2 or 3) as
+// one access, as the pair exclusives and casp do.
+func (c *Core) loadPair(addr uint64, size uint8) (lo, hi uint64, ok bool) {
+	if size == 2 {
+		v, ok := c.mem.Load64LE(addr)
+		return uint64(uint32(v)), v >> 32, ok
+	}
+	lo, ok = c.mem.Load64LE(addr)
+	if ok {
+		hi, ok = c.mem.Load64LE(addr + 8)
+	}
+	return lo, hi, ok
 }
 
 func atomicOp(kind uint8, old, s uint64, size uint8) uint64 {

@@ -160,26 +160,36 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func TestQemuRandomInstructions(t *testing.T) {
+// runRandomPrograms builds and compares SIMRUN_RANDOM_PROGRAMS programs
+// (default 12) of SIMRUN_RANDOM_INSNS instructions (default 1500) each.
+func runRandomPrograms(t *testing.T, stream uint64, build func(r *rand.Rand, n int) []byte) {
 	oracle.Require(t, "arm64")
 	programs := envInt("SIMRUN_RANDOM_PROGRAMS", 12)
 	insns := envInt("SIMRUN_RANDOM_INSNS", 1500)
-	skipped := map[string]int{}
 	dir := t.TempDir()
 	for p := 0; p < programs; p++ {
-		r := rand.New(rand.NewPCG(uint64(p), 0x5eed))
+		r := rand.New(rand.NewPCG(uint64(p), stream))
 		path := filepath.Join(dir, fmt.Sprintf("random%d", p))
-		if err := os.WriteFile(path, randomProgram(r, insns, skipped), 0o755); err != nil {
+		if err := os.WriteFile(path, build(r, insns), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: insns + 200, FP: true})
+		res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 3*insns + 200, FP: true})
 		if err != nil {
 			t.Fatalf("program %d (seed %d): %v", p, p, err)
 		}
-		if res.Compared != res.Insns {
+		if res.Compared < res.Insns {
 			t.Fatalf("program %d: compared %d of %d instructions", p, res.Compared, res.Insns)
 		}
+		if res.Fault != "" {
+			t.Logf("program %d ends with a fault in both: %s", p, res.Fault)
+		}
 	}
+	t.Logf("%d programs x %d random instructions agree with qemu", programs, insns)
+}
+
+func TestQemuRandomInstructions(t *testing.T) {
+	skipped := map[string]int{}
+	runRandomPrograms(t, 0x5eed, func(r *rand.Rand, n int) []byte { return randomProgram(r, n, skipped) })
 	// Encodings x/arch accepts that simrun treats as undefined: features
 	// this CPU does not have (crypto, FP16, dot product, ...) and a few
 	// encodings the architecture reserves but x/arch decodes anyway (e.g.
@@ -189,8 +199,7 @@ func TestQemuRandomInstructions(t *testing.T) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	t.Logf("%d programs x %d instructions agree with qemu; drawn but undefined in simrun: %s",
-		programs, insns, strings.Join(names, " "))
+	t.Logf("drawn but undefined in simrun: %s", strings.Join(names, " "))
 }
 
 // Memory programs: random loads and stores of every form (single, pair,
@@ -322,27 +331,6 @@ func randomMemProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 }
 
 func TestQemuRandomMemory(t *testing.T) {
-	oracle.Require(t, "arm64")
-	programs := envInt("SIMRUN_RANDOM_PROGRAMS", 12)
-	insns := envInt("SIMRUN_RANDOM_INSNS", 1500)
 	skipped := map[string]int{}
-	dir := t.TempDir()
-	for p := 0; p < programs; p++ {
-		r := rand.New(rand.NewPCG(uint64(p), 0x3e3))
-		path := filepath.Join(dir, fmt.Sprintf("randmem%d", p))
-		if err := os.WriteFile(path, randomMemProgram(r, insns, skipped), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 2*insns + 200, FP: true})
-		if err != nil {
-			t.Fatalf("program %d (seed %d): %v", p, p, err)
-		}
-		if res.Compared < res.Insns {
-			t.Fatalf("program %d: compared %d of %d instructions", p, res.Compared, res.Insns)
-		}
-		if res.Fault != "" {
-			t.Logf("program %d ends with a fault in both: %s", p, res.Fault)
-		}
-	}
-	t.Logf("%d memory programs x %d instructions agree with qemu", programs, insns)
+	runRandomPrograms(t, 0x3e3, func(r *rand.Rand, n int) []byte { return randomMemProgram(r, n, skipped) })
 }

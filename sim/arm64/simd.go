@@ -675,8 +675,9 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 			}
 			setLane(&r, es, i, z)
 		}
-	case vXtn, vQxtn, vQxtun:
-		// a = destination size; source lanes are twice as wide
+	case vXtn, vQxtn, vQxtun, vShrn, vQshrn, vQshrun:
+		// a = destination size; source lanes are twice as wide. The shift
+		// forms shift first, then narrow as xtn/sqxtn/sqxtun do.
 		se := es + 1
 		nn := 8 >> es
 		if fl&sfScalar != 0 {
@@ -687,18 +688,25 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 		}
 		for i := 0; i < nn; i++ {
 			x := lane(a, se, i)
+			switch sub {
+			case vShrn:
+				x = shiftRight(x, uint(imm), se, true, round)
+			case vQshrn:
+				x = shiftRight(x, uint(imm), se, uns, round)
+			case vQshrun:
+				x = shiftRight(x, uint(imm), se, false, round)
+			}
 			var z uint64
 			switch {
-			case sub == vXtn:
+			case sub == vXtn || sub == vShrn:
 				z = x
-			case sub == vQxtun:
+			case sub == vQxtun || sub == vQshrun:
 				z = c.satU(sx(x, se), es)
 			case uns:
+				z = x
 				if x > emask(es) {
 					c.qc()
 					z = emask(es)
-				} else {
-					z = x
 				}
 			default:
 				z = c.satS(sx(x, se), es)
@@ -892,39 +900,6 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 				z = c.qshl(x, sh, es, false, true)
 			}
 			setLane(&r, es, i, z)
-		}
-	case vShrn, vQshrn, vQshrun:
-		// a = destination size
-		se := es + 1
-		nn := 8 >> es
-		if fl&sfScalar != 0 {
-			nn = 1
-		}
-		if p2 {
-			r[0] = d[0]
-		}
-		for i := 0; i < nn; i++ {
-			x := lane(a, se, i)
-			var z uint64
-			switch sub {
-			case vShrn:
-				z = shiftRight(x, uint(imm), se, true, round)
-			case vQshrn:
-				w := shiftRight(x, uint(imm), se, uns, round)
-				if uns {
-					z = w
-					if w > emask(es) {
-						c.qc()
-						z = emask(es)
-					}
-				} else {
-					z = c.satS(sx(w, se), es)
-				}
-			case vQshrun:
-				w := shiftRight(x, uint(imm), se, false, round)
-				z = c.satU(sx(w, se), es)
-			}
-			setLane(&r, es, half+i, z)
 		}
 	case vUzp1, vUzp2, vTrn1, vTrn2, vZip1, vZip2:
 		for i := 0; i < n; i++ {
