@@ -90,7 +90,10 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		if (in.a >= lsStrB && in.a <= lsStrX) || (in.a >= lsStrFB && in.a <= lsStrFQ) {
 			cl = cpu.ClassStore
 		}
-		if in.a >= lsLdrFB && in.a <= lsStrFQ {
+		switch { // SPE counts Q-register transfers as SIMD, the others as FP
+		case in.a == lsLdrFQ || in.a == lsStrFQ:
+			op.Flags |= cpu.OpSIMDFPReg | cpu.OpSIMD
+		case in.a >= lsLdrFB && in.a <= lsStrFQ:
 			op.Flags |= cpu.OpSIMDFPReg | cpu.OpFP
 		}
 		if in.a == lsPrfm {
@@ -114,7 +117,10 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 			if in.a >= lpStW {
 				cl = cpu.ClassStore
 			}
-			if in.a == lpLdS || in.a == lpLdD || in.a == lpLdQ || in.a >= lpStS {
+			switch in.a {
+			case lpLdQ, lpStQ:
+				op.Flags |= cpu.OpSIMDFPReg | cpu.OpSIMD
+			case lpLdS, lpLdD, lpStS, lpStD:
 				op.Flags |= cpu.OpSIMDFPReg | cpu.OpFP
 			}
 		}

@@ -1,0 +1,209 @@
+package spe
+
+import (
+	"fmt"
+
+	"simrun/sim/cpu"
+)
+
+// AUX record flags (PERF_AUX_FLAG_*).
+const (
+	AuxTruncated = 0x01
+	AuxPartial   = 0x04
+	AuxCollision = 0x08
+)
+
+// AuxEvent is what the driver reports to perf when it ends an AUX
+// transaction (PERF_RECORD_AUX): where the data lies in the ring and how
+// it ended.
+type AuxEvent struct {
+	Offset, Size uint64 // position in the AUX ring, bytes
+	Flags        uint64
+	Data         []byte // the bytes, as perf record copies them out
+	Cycle        uint64 // when (timing-model cycle)
+}
+
+// Driver is a front end that programs a Unit the way Linux's arm_spe_pmu
+// driver does (SPE.md §8): it owns the AUX area perf maps, computes the
+// buffer limits, handles the buffer interrupt (buffer full, faults,
+// collisions), pads and restarts, and hands finished chunks to the
+// consumer (perf record's reader).
+type Driver struct {
+	U      *Unit
+	Config *Config
+	Base   uint64 // kernel VA of the AUX area
+	Size   uint64 // AUX area bytes (a multiple of the page size)
+	// Drain: the consumer copies data out at every wakeup (perf record's
+	// normal behaviour); if false nothing is consumed and the area fills up,
+	// after which records are truncated.
+	Drain  bool
+	Events []AuxEvent
+	Errors []string // fatal buffer events, in the driver's words
+
+	head, tail uint64 // bytes produced / consumed (not wrapped)
+	txStart    uint64 // head at the start of the running transaction (before padding)
+	txPtr      uint64 // PMBPTR programmed for it
+	active     bool
+	truncated  bool
+	now        func() uint64
+	saved      uint64 // PMSICR saved at stop (period_left)
+}
+
+// auxBase is where simrun maps the AUX area in the kernel's address space.
+const auxBase = 0xffff800010000000
+
+// NewDriver maps an AUX area of pages pages for u and programs it for c.
+func NewDriver(u *Unit, c *Config, pages int, now func() uint64) (*Driver, error) {
+	if pages < 2 {
+		return nil, fmt.Errorf("AUX area of %d pages: perf needs at least 2", pages)
+	}
+	d := &Driver{U: u, Config: c, Base: auxBase, Size: uint64(pages) * cpu.PageSize, Drain: true, now: now}
+	u.Mem = cpu.NewMemory()
+	if err := u.Mem.Map(d.Base, d.Size, cpu.PermRW); err != nil {
+		return nil, err
+	}
+	u.OnManagement = d.irq
+	regs, err := c.Program(&u.F)
+	if err != nil {
+		return nil, err
+	}
+	if !d.next() {
+		return nil, fmt.Errorf("AUX area of %d pages has no room for one %d-byte record", pages, 1<<u.F.MaxSize)
+	}
+	// The driver's order: buffer, filters, interval, counter, then enable.
+	r := u.Regs
+	for _, reg := range []Reg{PMSFCR, PMSEVFR, PMSNEVFR, PMSLATFR, PMSDSFR, PMSIRR} {
+		if v, ok := regs[reg]; ok {
+			r.Set(reg, v)
+		}
+	}
+	r.Set(PMSICR, 0)
+	r.Set(PMSCR, regs[PMSCR])
+	return d, nil
+}
+
+// next starts a transaction: pad head to the record alignment, find the
+// page-aligned limit within the free part of the ring, and program PMBPTR
+// and PMBLIMITR. It reports false when the ring has no room (truncation).
+func (d *Driver) next() bool {
+	u := d.U
+	align := uint64(1) << u.F.Align
+	maxRec := uint64(1) << u.F.MaxSize
+	d.txStart = d.head // padding written now belongs to this transaction
+	for {
+		for d.head%align != 0 {
+			d.pad(1)
+		}
+		free := d.Size - (d.head - d.tail)
+		off := d.head % d.Size
+		end := min(d.Size, off+free)
+		limit := end &^ cpu.PageMask
+		if limit > off && limit-off >= maxRec {
+			r := u.Regs
+			r.Set(PMBPTR, d.Base+off)
+			lim := d.Base + limit | pmblimitrE
+			if d.Config.Discard {
+				lim |= fmDiscard << 1
+			}
+			r.Set(PMBLIMITR, lim)
+			d.txPtr, d.active = d.Base+off, true
+			return true
+		}
+		// Not enough room before the limit: pad up to it and try again
+		// (after the end of the ring that wraps to its start).
+		if end == off || free == 0 {
+			return false
+		}
+		d.pad(end - off)
+	}
+}
+
+// pad writes n zero bytes (PAD packets) at head.
+func (d *Driver) pad(n uint64) {
+	for i := uint64(0); i < n; i++ {
+		d.U.Mem.Store8(d.Base+(d.head+i)%d.Size, 0)
+	}
+	d.head += n
+}
+
+// irq handles the profiling buffer interrupt.
+func (d *Driver) irq() {
+	u := d.U
+	r := u.Regs
+	bsr := r.Get(PMBSR)
+	var flags uint64
+	if bsr&pmbsrDL != 0 {
+		flags |= AuxTruncated | AuxPartial
+	}
+	if bsr&pmbsrCOLL != 0 {
+		flags |= AuxCollision
+	}
+	ec, mss := bsr>>pmbsrECSh&0x3f, bsr&0xffff
+	fatal := ""
+	switch {
+	case ec == ecBuffer && mss == bscFull:
+	case ec == ecBuffer:
+		fatal = "Unknown buffer status code"
+	case ec == ecStage1 || ec == 0x25:
+		fatal = "Unexpected buffer fault"
+	default:
+		fatal = "Unknown error code"
+	}
+	d.endTransaction(flags)
+	if fatal != "" {
+		d.Errors = append(d.Errors, fmt.Sprintf("%s on CPU 0 [PMBSR=0x%016x, PMBPTR=0x%016x, PMBLIMITR=0x%016x]",
+			fatal, bsr, r.Get(PMBPTR), r.Get(PMBLIMITR)))
+		r.Set(PMSCR, 0)
+		r.Set(PMBLIMITR, 0)
+	} else if flags&AuxTruncated == 0 && !d.next() {
+		d.truncated = true
+		d.Events[len(d.Events)-1].Flags |= AuxTruncated
+		r.Set(PMBLIMITR, 0)
+	}
+	r.Set(PMBSR, 0) // restarts profiling (if the buffer is still enabled)
+}
+
+// endTransaction reports the data written since the transaction started.
+func (d *Driver) endTransaction(flags uint64) {
+	if !d.active {
+		return
+	}
+	d.active = false
+	d.head += d.U.Regs.Get(PMBPTR) - d.txPtr
+	size := d.head - d.txStart
+	ev := AuxEvent{Offset: d.txStart % d.Size, Size: size, Flags: flags}
+	if d.now != nil {
+		ev.Cycle = d.now()
+	}
+	if size > 0 || flags != 0 {
+		// perf record copies the bytes out of the ring (they may wrap).
+		ev.Data = make([]byte, size)
+		for i := range ev.Data {
+			ev.Data[i], _ = d.U.Mem.Load8(d.Base + (d.txStart+uint64(i))%d.Size)
+		}
+		if d.Drain {
+			d.tail = d.head
+		}
+		d.Events = append(d.Events, ev)
+	}
+}
+
+// Stop disables profiling and drains, as perf does when the program ends
+// (PMSCR = 0, PSB CSYNC, PMBLIMITR = 0), reporting the last transaction.
+func (d *Driver) Stop() {
+	r := d.U.Regs
+	r.Set(PMSCR, 0)
+	d.saved = r.Get(PMSICR)
+	d.endTransaction(0)
+	r.Set(PMBLIMITR, 0)
+	d.U.Finish()
+}
+
+// Data returns every byte perf would have collected, in order, and the
+// total truncation state.
+func (d *Driver) Data() (data []byte, truncated bool) {
+	for _, e := range d.Events {
+		data = append(data, e.Data...)
+	}
+	return data, d.truncated
+}

@@ -1,0 +1,133 @@
+package spe
+
+// CU is the outcome chosen for a CONSTRAINED UNPREDICTABLE filter setting.
+type CU uint8
+
+const (
+	CUFilterOff CU = iota // behave as if the filter were disabled
+	CURejectAll           // record no samples
+)
+
+// Choices are simrun's decisions where the architecture leaves one
+// (SPE.md §10); DefaultChoices gives the documented defaults.
+type Choices struct {
+	// EmptyEventFilter: PMSFCR.FE=1 with no filterable bit in PMSEVFR
+	// (§10 #1); likewise FnE=1 with PMSNEVFR empty (#2). Default: as if
+	// that filter were off.
+	EmptyEventFilter CU
+	// BothEventFilters: FE=FnE=1 with a bit set in both registers (#3).
+	// Default: reject everything (the two filters contradict each other).
+	BothEventFilters CU
+	// EmptyTypeFilter: FT=1 without EFT and no B/LD/ST bit (#4). Default:
+	// as if FT were 0.
+	EmptyTypeFilter CU
+	// ZeroMinLatency: FL=1 with MINLAT=0 (#5). Default: as if FL were 0.
+	ZeroMinLatency CU
+	// ReservedFM: PMBLIMITR.FM = 0b01 or 0b11 (#25). Default: fill mode;
+	// CURejectAll makes it discard mode.
+	ReservedFM CU
+}
+
+// DefaultChoices returns simrun's default choices.
+func DefaultChoices() Choices { return Choices{BothEventFilters: CURejectAll} }
+
+// Operation-type flags of a sample, in PMSFCR.TYPE order.
+const (
+	FlagB    = 1 << 0
+	FlagLD   = 1 << 1
+	FlagST   = 1 << 2
+	FlagFP   = 1 << 3
+	FlagSIMD = 1 << 4
+)
+
+// PMU counts the SPE-related PMU events (D14.2).
+type PMU struct {
+	SamplePop, SampleFeed, SampleFiltrate, SampleCollision, SampleBufferFull     uint64
+	FeedBr, FeedLd, FeedSt, FeedFP, FeedSIMD, FeedOp, FeedEvent, FeedLat, FeedDS uint64
+}
+
+// FilterInput is what the filters look at.
+type FilterInput struct {
+	Events   uint64
+	Flags    uint8 // FlagB...
+	IsLoad   bool  // load or atomic returning a value (data-source filter scope)
+	TotalLat uint32
+	DSValid  bool
+	DS       uint16
+}
+
+// filter evaluates all five filters (SPE.md §5), counting their PMU events,
+// and reports whether the sample is kept.
+func filter(f *Features, r *Regs, ch *Choices, in FilterInput, pmu *PMU) bool {
+	fcr := r.Get(PMSFCR)
+	bit := func(n uint) bool { return fcr>>n&1 == 1 }
+	cu := func(c CU) bool { return c == CURejectAll }
+
+	// Event and inverted event filters.
+	mask := filterableEvents(f)
+	e := in.Events & mask
+	evfr := r.Get(PMSEVFR) & mask
+	isEvt := ^e&evfr == 0
+	rejEvent := bit(0) && (evfr == 0 && cu(ch.EmptyEventFilter) || evfr != 0 && !isEvt)
+	isNEvt, rejNEvent := true, false
+	if f.FnE {
+		nevfr := r.Get(PMSNEVFR) & mask
+		isNEvt = e&nevfr == 0
+		rejNEvent = bit(3) && (nevfr == 0 && cu(ch.EmptyEventFilter) || nevfr != 0 && !isNEvt)
+		if bit(0) && bit(3) && evfr&nevfr != 0 {
+			rejEvent = cu(ch.BothEventFilters)
+			rejNEvent = rejEvent
+		}
+	}
+	if isEvt && isNEvt {
+		pmu.FeedEvent++
+	}
+
+	// Operation type filter, with the EFT OR and AND groups.
+	flags := uint64(in.Flags)
+	ctrl := fcr >> 16 & 0b111
+	var tmask uint64
+	if f.EFT {
+		ctrl = fcr >> 16 & 0b11111
+		tmask = fcr >> 48 & 0b11111
+	}
+	ctrlOr, ctrlAnd := ctrl&^tmask, ctrl&tmask
+	isOp := (ctrlOr == 0 || flags&ctrlOr != 0) && flags&tmask == ctrlAnd
+	count := func(ok bool, c *uint64) {
+		if ok {
+			*c++
+		}
+	}
+	count(flags&FlagB != 0, &pmu.FeedBr)
+	count(flags&FlagLD != 0, &pmu.FeedLd)
+	count(flags&FlagST != 0, &pmu.FeedSt)
+	count(flags&FlagFP != 0, &pmu.FeedFP)
+	count(flags&FlagSIMD != 0, &pmu.FeedSIMD)
+	count(isOp && (ctrl != 0 || tmask != 0), &pmu.FeedOp)
+	rejType := false
+	if bit(1) {
+		if f.EFT || ctrl != 0 {
+			rejType = !isOp
+		} else {
+			rejType = cu(ch.EmptyTypeFilter)
+		}
+	}
+
+	// Latency filter.
+	minLat := uint32(r.Get(PMSLATFR) & 0xffff)
+	isLat := in.TotalLat >= minLat
+	count(isLat, &pmu.FeedLat)
+	rejLatency := bit(2) && (minLat == 0 && cu(ch.ZeroMinLatency) || minLat != 0 && !isLat)
+
+	// Data source filter: loads with a data source only.
+	rejDS := false
+	if f.FDS && in.DSValid && in.IsLoad {
+		isDS := r.Get(PMSDSFR)>>(in.DS&63)&1 == 1
+		count(isDS, &pmu.FeedDS)
+		rejDS = bit(4) && !isDS
+	}
+
+	keep := !(rejNEvent || rejEvent || rejType || rejLatency || rejDS)
+	count(keep, &pmu.SampleFiltrate)
+	return keep
+}
