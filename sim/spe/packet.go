@@ -216,7 +216,9 @@ func opTypeDesc(class uint8, v uint64) string {
 	case ClassBranch:
 		sb.WriteString("B")
 		flag(0, " COND")
-		flag(1, " IND")
+		if v&0xfe == 0x02 { // perf 6.1: IND only without the CR/GCS bits
+			sb.WriteString(" IND")
+		}
 	default:
 		return fmt.Sprintf("OP-TYPE 0x%x (%d)", v, class)
 	}

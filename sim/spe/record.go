@@ -171,10 +171,10 @@ func putAddr(rec []byte, index int, v uint64) []byte {
 	return binary.LittleEndian.AppendUint64(rec, v)
 }
 
-// encode appends the record for s in the order the Arm pseudocode uses
+// Encode appends the record for s in the order the Arm pseudocode uses
 // (context, counters, addresses, data source, operation type, events,
 // timestamp or end), padded with 0x00 to the implementation's alignment.
-func encode(rec []byte, f *Features, s *Sample) []byte {
+func Encode(rec []byte, f *Features, s *Sample) []byte {
 	start := len(rec)
 	if s.CtxValid {
 		rec = append(rec, hdrContext)

@@ -204,7 +204,7 @@ func TestEncodeDecode(t *testing.T) {
 	s := &Sample{Op: cpu.Op{PC: 0x400158, Class: cpu.ClassLoad, Access: 8, VA: 0x421fe8}, NS: true,
 		Lat: [3]uint32{9, 2, 1}, XlatOK: true, Events: EvRetired | EvL1DAccess | EvTLBAccess,
 		DS: 0, DSValid: true, TS: 1101000, TSValid: true, Context: 0x1092, CtxValid: true}
-	rec := encode(nil, f, s)
+	rec := Encode(nil, f, s)
 	var dump bytes.Buffer
 	require.NoError(t, Dump(&dump, rec))
 	want := `.
@@ -236,7 +236,7 @@ func TestEncodeDecode(t *testing.T) {
 
 	// Alignment: spe-max pads records to 64 bytes and keeps TS last.
 	m := features("spe-max")
-	rec = encode(nil, m, &Sample{Op: cpu.Op{PC: 0x400000, Class: cpu.ClassBranch, Target: 0x400100,
+	rec = Encode(nil, m, &Sample{Op: cpu.Op{PC: 0x400000, Class: cpu.ClassBranch, Target: 0x400100,
 		Flags: cpu.OpConditional | cpu.OpLink}, Taken: true, TSValid: true, TS: 5})
 	assert.Zero(t, len(rec)%64)
 	assert.Equal(t, byte(hdrTS), rec[len(rec)-9])

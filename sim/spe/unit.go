@@ -139,7 +139,7 @@ func (u *Unit) Complete(s *Sample, done, ts uint64) {
 	if !keep || u.discarding() {
 		return
 	}
-	u.scratch = encode(u.scratch[:0], &u.F, s)
+	u.scratch = Encode(u.scratch[:0], &u.F, s)
 	u.write(u.scratch)
 }
 

@@ -1,0 +1,422 @@
+// Package profile writes what simrun measured in the formats people's
+// tools read: perf.data with Arm SPE AUX data (read by stock Linux perf).
+package profile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+)
+
+// perf.data constants (tools/perf/util/header.h, include/uapi/linux/perf_event.h).
+const (
+	perfMagic    = 0x32454c4946524550 // "PERFILE2"
+	attrSize     = 128                // PERF_ATTR_SIZE_VER7
+	fileAttrSize = attrSize + 16      // attr + ids section
+
+	recMMAP         = 1
+	recCOMM         = 3
+	recEXIT         = 4
+	recSAMPLE       = 9
+	recMMAP2        = 10
+	recAUX          = 11
+	recITRACEStart  = 12
+	recFinishRound  = 68
+	recAuxtraceInfo = 70
+	recAuxtrace     = 71
+	recTimeConv     = 79
+
+	sampleIP         = 1 << 0
+	sampleTID        = 1 << 1
+	sampleTime       = 1 << 2
+	sampleAddr       = 1 << 3
+	sampleCallchain  = 1 << 5
+	sampleCPU        = 1 << 7
+	samplePeriod     = 1 << 8
+	sampleIdentifier = 1 << 16
+	sampleDataSrc    = 1 << 15
+	samplePhysAddr   = 1 << 19
+
+	featBuildID    = 2
+	featHostname   = 3
+	featOSRelease  = 4
+	featVersion    = 5
+	featArch       = 6
+	featNRCPUs     = 7
+	featCPUDesc    = 8
+	featCPUID      = 9
+	featCmdline    = 11
+	featEventDesc  = 12
+	featPMUMapping = 16
+	featAuxtrace   = 18
+
+	auxtraceARMSPE = 4
+	miscUser       = 2
+	miscCommExec   = 0x2000
+	typeHardware   = 0
+	typeSoftware   = 1
+	swDummy        = 9
+)
+
+// SPEType is the PMU type number the arm_spe_0 event gets (any dynamic PMU
+// number; perf matches it against AUXTRACE_INFO).
+const SPEType = 10
+
+// Map is one mapping of the program image.
+type Map struct {
+	Start, Len, Pgoff uint64
+	Prot              uint32 // PROT_READ=1, PROT_WRITE=2, PROT_EXEC=4
+	Filename          string
+}
+
+// AuxChunk is one piece of SPE data as perf record copied it out of the
+// AUX area, with the PERF_RECORD_AUX that announced it.
+type AuxChunk struct {
+	Offset uint64 // position in the AUX ring
+	Data   []byte
+	Flags  uint64 // PERF_AUX_FLAG_*
+	Time   uint64 // ns
+}
+
+// Callchain is a sample record carrying a call stack (issue: callchains on
+// SPE samples): ip, time and the callchain of one SPE record.
+type Callchain struct {
+	IP, Time uint64
+	Stack    []uint64 // innermost first, starting with IP
+}
+
+// PerfData is an Arm SPE recording of one process.
+type PerfData struct {
+	MIDR     uint64 // selects perf's data-source decoding (Neoverse N1: 0x410fd0c0)
+	CPUDesc  string
+	Cmdline  []string
+	Config   [5]uint64 // config, config1..config4 of the arm_spe event
+	Period   uint64
+	PID      uint32
+	Comm     string
+	Maps     []Map
+	Chunks   []AuxChunk
+	Samples  []Callchain // optional call stacks, recorded on the dummy event
+	Start    uint64      // ns: time of COMM/MMAP2 (<= the first SPE timestamp)
+	End      uint64      // ns: time of EXIT
+	Hostname string
+}
+
+// Event ids: keep clear of perf's synthesized ids (id + 1000000000).
+const (
+	idSPE   = 17
+	idDummy = 18
+)
+
+type buf struct {
+	bytes.Buffer
+}
+
+func (b *buf) u16(v uint16) { binary.Write(b, binary.LittleEndian, v) }
+func (b *buf) u32(v uint32) { binary.Write(b, binary.LittleEndian, v) }
+func (b *buf) u64(v uint64) { binary.Write(b, binary.LittleEndian, v) }
+
+// str writes a NUL-terminated string padded to a multiple of align.
+func (b *buf) str(s string, align int) {
+	n := len(s) + 1
+	n = (n + align - 1) / align * align
+	b.WriteString(s)
+	b.Write(make([]byte, n-len(s)))
+}
+
+// perfString is a feature string: u32 length then the padded string.
+func (b *buf) perfString(s string) {
+	n := (len(s) + 1 + 63) / 64 * 64
+	b.u32(uint32(n))
+	b.WriteString(s)
+	b.Write(make([]byte, n-len(s)))
+}
+
+func (p *PerfData) speAttr() []byte {
+	var a buf
+	a.u32(SPEType)
+	a.u32(attrSize)
+	a.u64(p.Config[0])
+	a.u64(p.Period)
+	a.u64(sampleIP | sampleTID | sampleTime | sampleCPU | sampleIdentifier | sampleDataSrc | samplePhysAddr)
+	a.u64(0) // read_format
+	// disabled, exclude_kernel, exclude_hv, sample_id_all
+	a.u64(1<<0 | 1<<5 | 1<<6 | 1<<18)
+	a.u32(0) // wakeup_events
+	a.u32(0) // bp_type
+	a.u64(p.Config[1])
+	a.u64(p.Config[2])
+	a.Write(make([]byte, attrSize-a.Len()))
+	return a.Bytes()
+}
+
+func dummySampleType(withCallchains bool) uint64 {
+	t := uint64(sampleIP | sampleTID | sampleTime | sampleCPU | sampleIdentifier)
+	if withCallchains {
+		t |= sampleCallchain
+	}
+	return t
+}
+
+func (p *PerfData) dummyAttr() []byte {
+	var a buf
+	a.u32(typeSoftware)
+	a.u32(attrSize)
+	a.u64(swDummy)
+	a.u64(1)
+	a.u64(dummySampleType(len(p.Samples) > 0))
+	a.u64(0)
+	// disabled, exclude_kernel, exclude_hv, mmap, comm, task, sample_id_all, mmap2, comm_exec
+	a.u64(1<<0 | 1<<5 | 1<<6 | 1<<8 | 1<<9 | 1<<13 | 1<<18 | 1<<23 | 1<<24)
+	a.Write(make([]byte, attrSize-a.Len()))
+	return a.Bytes()
+}
+
+// trailer is the sample_id of kernel records: TID, TIME, CPU, IDENTIFIER.
+func (p *PerfData) trailer(b *buf, t uint64, id uint64) {
+	b.u32(p.PID)
+	b.u32(p.PID)
+	b.u64(t)
+	b.u32(0) // cpu
+	b.u32(0)
+	b.u64(id)
+}
+
+// record wraps a body into a perf_event_header record.
+func record(out *buf, typ uint32, misc uint16, body []byte) {
+	out.u32(typ)
+	out.u16(misc)
+	out.u16(uint16(8 + len(body)))
+	out.Write(body)
+}
+
+// WriteFile writes the recording to path, atomically (a temporary file
+// renamed into place), so a failed run leaves nothing half-written.
+func (p *PerfData) WriteFile(path string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = p.WriteTo(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// WriteTo writes the perf.data file.
+func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
+	const hdrSize = 104
+	attrs := [][]byte{p.speAttr(), p.dummyAttr()}
+	ids := []uint64{idSPE, idDummy}
+	attrsOff := uint64(hdrSize)
+	idsOff := attrsOff + uint64(len(attrs))*fileAttrSize
+	dataOff := idsOff + uint64(len(ids))*8
+
+	// Data section.
+	var d buf
+	var auxIndex []uint64 // file offsets of AUXTRACE records
+	var tc buf            // TIME_CONV: shift 0, mult 1, zero 0: timestamps are ns
+	tc.u64(0)
+	tc.u64(1)
+	tc.u64(0)
+	tc.u64(0)
+	tc.u64(0)
+	tc.Write([]byte{0, 0, 0, 0, 0, 0, 0, 0})
+	record(&d, recTimeConv, 0, tc.Bytes())
+	var ai buf
+	ai.u32(auxtraceARMSPE)
+	ai.u32(0)
+	ai.u64(SPEType) // priv[0]: PMU type (metadata v1, what perf 6.1 reads)
+	ai.u64(1)       // priv[1]: per-cpu mmaps
+	record(&d, recAuxtraceInfo, 0, ai.Bytes())
+
+	var comm buf
+	comm.u32(p.PID)
+	comm.u32(p.PID)
+	comm.str(p.Comm, 8)
+	p.trailer(&comm, p.Start, idDummy)
+	record(&d, recCOMM, miscCommExec, comm.Bytes())
+	for _, m := range p.Maps {
+		var mm buf
+		mm.u32(p.PID)
+		mm.u32(p.PID)
+		mm.u64(m.Start)
+		mm.u64(m.Len)
+		mm.u64(m.Pgoff)
+		mm.u32(0) // maj
+		mm.u32(0) // min
+		mm.u64(0) // ino
+		mm.u64(0) // ino_generation
+		mm.u32(m.Prot)
+		mm.u32(2) // MAP_PRIVATE
+		mm.str(m.Filename, 8)
+		p.trailer(&mm, p.Start, idDummy)
+		record(&d, recMMAP2, miscUser, mm.Bytes())
+	}
+	var it buf
+	it.u32(p.PID)
+	it.u32(p.PID)
+	p.trailer(&it, p.Start, idSPE)
+	record(&d, recITRACEStart, 0, it.Bytes())
+	for _, s := range p.Samples {
+		var sb buf
+		sb.u64(idDummy) // IDENTIFIER comes first in a sample
+		sb.u64(s.IP)
+		sb.u32(p.PID)
+		sb.u32(p.PID)
+		sb.u64(s.Time)
+		sb.u32(0) // cpu
+		sb.u32(0)
+		sb.u64(uint64(len(s.Stack)) + 1)
+		sb.u64(0xfffffffffffffe00) // PERF_CONTEXT_USER
+		for _, pc := range s.Stack {
+			sb.u64(pc)
+		}
+		record(&d, recSAMPLE, miscUser, sb.Bytes())
+	}
+	for _, c := range p.Chunks {
+		var ax buf
+		ax.u64(c.Offset)
+		size := uint64(len(c.Data))
+		ax.u64(size)
+		ax.u64(c.Flags)
+		p.trailer(&ax, c.Time, idSPE)
+		record(&d, recAUX, 0, ax.Bytes())
+	}
+	for i, c := range p.Chunks {
+		data := c.Data
+		for len(data)%8 != 0 {
+			data = append(data, 0) // PAD packets
+		}
+		auxIndex = append(auxIndex, dataOff+uint64(d.Len()))
+		var at buf
+		at.u64(uint64(len(data)))
+		at.u64(c.Offset)
+		at.u64(uint64(i) + 1) // reference
+		at.u32(0)             // idx: the queue of cpu 0
+		at.u32(0xffffffff)    // tid -1: per-cpu buffer
+		at.u32(0)             // cpu
+		at.u32(0)
+		record(&d, recAuxtrace, 0, at.Bytes()) // header.size counts only these 48 bytes
+		d.Write(data)
+	}
+	record(&d, recFinishRound, 0, nil)
+	var ex buf
+	ex.u32(p.PID)
+	ex.u32(1)
+	ex.u32(p.PID)
+	ex.u32(1)
+	ex.u64(p.End)
+	p.trailer(&ex, p.End, idDummy)
+	record(&d, recEXIT, 0, ex.Bytes())
+	record(&d, recFinishRound, 0, nil)
+
+	// Features, in ascending bit order.
+	type feat struct {
+		bit  uint
+		body []byte
+	}
+	fstr := func(s string) []byte {
+		var b buf
+		b.perfString(s)
+		return b.Bytes()
+	}
+	var nr buf
+	nr.u32(1)
+	nr.u32(1)
+	var cl buf
+	cl.u32(uint32(len(p.Cmdline)))
+	for _, a := range p.Cmdline {
+		cl.perfString(a)
+	}
+	var ed buf
+	ed.u32(uint32(len(attrs)))
+	ed.u32(attrSize)
+	for i, name := range []string{"arm_spe_0//u", "dummy:u"} {
+		ed.Write(attrs[i])
+		ed.u32(1)
+		ed.perfString(name)
+		ed.u64(ids[i])
+	}
+	var pm buf
+	pm.u32(3)
+	pm.u32(typeSoftware)
+	pm.perfString("software")
+	pm.u32(SPEType)
+	pm.perfString("arm_spe_0")
+	pm.u32(8)
+	pm.perfString("armv8_pmuv3_0")
+	var ax buf
+	ax.u64(uint64(len(auxIndex)))
+	for _, off := range auxIndex {
+		ax.u64(off)
+		ax.u64(48)
+	}
+	hostname := p.Hostname
+	if hostname == "" {
+		hostname = "simrun"
+	}
+	feats := []feat{
+		{featHostname, fstr(hostname)},
+		{featOSRelease, fstr("6.1.0-simrun")},
+		{featVersion, fstr("6.1.192")},
+		{featArch, fstr("aarch64")},
+		{featNRCPUs, nr.Bytes()},
+		{featCPUDesc, fstr(p.CPUDesc)},
+		{featCPUID, fstr(fmt.Sprintf("0x%016x", p.MIDR))},
+		{featCmdline, cl.Bytes()},
+		{featEventDesc, ed.Bytes()},
+		{featPMUMapping, pm.Bytes()},
+		{featAuxtrace, ax.Bytes()},
+	}
+	featOff := dataOff + uint64(d.Len())
+	var sections, bodies buf
+	pos := featOff + uint64(len(feats))*16
+	var bitmap [4]uint64
+	for _, f := range feats {
+		bitmap[f.bit/64] |= 1 << (f.bit % 64)
+		sections.u64(pos)
+		sections.u64(uint64(len(f.body)))
+		bodies.Write(f.body)
+		pos += uint64(len(f.body))
+	}
+
+	var h buf
+	h.u64(perfMagic)
+	h.u64(hdrSize)
+	h.u64(fileAttrSize)
+	h.u64(attrsOff)
+	h.u64(uint64(len(attrs)) * fileAttrSize)
+	h.u64(dataOff)
+	h.u64(uint64(d.Len()))
+	h.u64(0) // event_types
+	h.u64(0)
+	for _, w := range bitmap {
+		h.u64(w)
+	}
+	for i, a := range attrs {
+		h.Write(a)
+		h.u64(idsOff + uint64(i)*8)
+		h.u64(8)
+	}
+	for _, id := range ids {
+		h.u64(id)
+	}
+	var total int64
+	for _, part := range [][]byte{h.Bytes(), d.Bytes(), sections.Bytes(), bodies.Bytes()} {
+		n, err := w.Write(part)
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,145 @@
+package profile
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"simrun/programs"
+	_ "simrun/sim/arm64"
+	"simrun/sim/cpu"
+	"simrun/sim/oracle"
+	"simrun/sim/spe"
+)
+
+// sampleRecords encodes records that use every packet and op-type form
+// simrun emits.
+func sampleRecords(f *spe.Features, pc0 uint64) []byte {
+	ops := []cpu.Op{
+		{Class: cpu.ClassLoad, Access: 8, VA: 0x410010},
+		{Class: cpu.ClassStore, Access: 4, VA: 0x410020},
+		{Class: cpu.ClassLoad, Access: 16, VA: 0x410030, Flags: cpu.OpSIMDFPReg | cpu.OpSIMD},
+		{Class: cpu.ClassLoadAtomic, Access: 8, VA: 0x410040},
+		{Class: cpu.ClassLoad, Access: 8, VA: 0x410050, Flags: cpu.OpExclusive | cpu.OpAcquire},
+		{Class: cpu.ClassBranch, Target: pc0 + 0x40, Flags: cpu.OpConditional},
+		{Class: cpu.ClassBranch, Target: pc0 + 0x80, Flags: cpu.OpIndirect | cpu.OpReturn},
+		{Class: cpu.ClassOther, Flags: cpu.OpConditional},
+		{Class: cpu.ClassOther, Flags: cpu.OpFP},
+	}
+	events := []uint64{spe.EvRetired | spe.EvL1DAccess | spe.EvTLBAccess,
+		spe.EvRetired | spe.EvL1DAccess | spe.EvL1DRefill | spe.EvTLBAccess | spe.EvTLBWalk | spe.EvLLCAccess | spe.EvLLCMiss,
+		spe.EvRetired | spe.EvMispredict, spe.EvRetired | spe.EvNotTaken, spe.EvRetired | spe.EvMisaligned | spe.EvRemote | spe.EvException}
+	var data []byte
+	for i, op := range ops {
+		op.PC = pc0 + uint64(4*i)
+		s := &spe.Sample{Op: op, NS: true, Taken: i != 5, Lat: [3]uint32{uint32(10 + i), 2, 1}, XlatOK: op.Access != 0,
+			Events: events[i%len(events)], TS: uint64(1000 + 100*i), TSValid: true, Context: 4242, CtxValid: true}
+		if op.Class == cpu.ClassLoad {
+			s.DS, s.DSValid = uint16([]int{0, 8, 14}[i%3]), true
+			s.PA, s.PAValid = 0x80001000+uint64(i)*8, true
+		}
+		data = spe.Encode(data, f, s)
+	}
+	return data
+}
+
+func hello(t *testing.T) programs.Binary {
+	b, err := programs.Find("aarch64-O2", "hello")
+	require.NoError(t, err)
+	return b
+}
+
+func writeExample(t *testing.T, f *spe.Features, data []byte) string {
+	bin := hello(t)
+	p := &PerfData{MIDR: 0x413fd0c1, CPUDesc: "simrun Neoverse-N1", Cmdline: []string{"simrun", "record"},
+		Period: 4096, PID: 4242, Comm: "hello",
+		Maps:   []Map{{Start: 0x400000, Len: 0x10000, Prot: 5, Filename: bin.Path}},
+		Chunks: []AuxChunk{{Offset: 0, Data: data, Time: 5000}}, Start: 0, End: 6000}
+	p.Config[0] = 1
+	path := filepath.Join(t.TempDir(), "perf.data")
+	require.NoError(t, p.WriteFile(path))
+	return path
+}
+
+// TestPerfReadsDump: stock perf's `perf report -D` prints exactly the
+// packet lines simrun's own dump prints.
+func TestPerfReadsDump(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	for _, preset := range []string{"neoverse-n1", "spe-max"} {
+		f := spe.Presets[preset]
+		data := sampleRecords(&f, 0x400100)
+		path := writeExample(t, &f, data)
+		out, err := exec.Command(perf, "report", "-D", "-i", path).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		perfLines := speDumpLines(string(out))
+		var ours bytes.Buffer
+		require.NoError(t, spe.Dump(&ours, padTo8(data)))
+		assert.Equal(t, strings.Split(strings.TrimRight(ours.String(), "\n"), "\n"), perfLines, preset)
+	}
+}
+
+func padTo8(b []byte) []byte {
+	for len(b)%8 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// TestPerfScriptAndMem: perf script and perf mem report read the file,
+// resolve the sample pcs to symbols of the guest ELF and synthesize one
+// sample per record kind.
+func TestPerfScriptAndMem(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	f := spe.Presets["neoverse-n1"]
+	bin := hello(t)
+	syms := symbolAddr(t, bin.Path, "main")
+	data := sampleRecords(&f, syms)
+	path := writeExample(t, &f, data)
+	out, err := exec.Command(perf, "script", "-i", path, "-F", "comm,tid,event,ip,sym").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "hello")
+	assert.Contains(t, string(out), "main")
+	assert.Contains(t, string(out), "l1d-access")
+	out, err = exec.Command(perf, "mem", "report", "-i", path, "--stdio").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "main")
+	_ = os.Remove(path)
+}
+
+func symbolAddr(t *testing.T, path, name string) uint64 {
+	m, err := cpu.Load(path, cpu.Config{})
+	require.NoError(t, err)
+	for _, s := range m.Image.Symbols {
+		if s.Name == name {
+			return s.Addr
+		}
+	}
+	t.Fatalf("%s: no symbol %s", path, name)
+	return 0
+}
+
+// speDumpLines extracts the ARM SPE data dump from perf report -D output:
+// the "." line before it, its header and the packet lines.
+func speDumpLines(out string) []string {
+	var lines []string
+	all := strings.Split(out, "\n")
+	for i, l := range all {
+		if !strings.HasPrefix(l, ". ... ARM SPE data:") {
+			continue
+		}
+		lines = append(lines, ".", l)
+		for _, p := range all[i+1:] {
+			if len(p) < 13 || !strings.HasPrefix(p, ".  ") || p[11] != ':' {
+				break
+			}
+			lines = append(lines, p)
+		}
+	}
+	return lines
+}
