@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 
 	_ "simrun/sim/arm64"
@@ -24,6 +26,8 @@ Usage:
 
 Commands:
   run       run a program: its stdout, stderr and exit status pass through
+  record    run a program with a virtual Arm SPE unit and write a perf.data
+  spe       dump SPE data, explain SPE register values
   help      show help for a command
 
 Examples:
@@ -54,6 +58,10 @@ func mainStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		err = cmdRun(args[1:], stdin, stdout, stderr)
+	case "record":
+		err = cmdRecord(args[1:], stdin, stdout, stderr)
+	case "spe":
+		err = cmdSPE(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 {
 			return mainStatus([]string{args[1], "--help"}, stdin, stdout, stderr)
@@ -105,6 +113,20 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return errUsage
 	}
 	return nil
+}
+
+// parseUint reads a decimal, 0x hex, 0o octal or 0b binary number.
+func parseUint(s string) (uint64, error) {
+	v, err := strconv.ParseUint(strings.ReplaceAll(s, "_", ""), 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return v, nil
+}
+
+func sortedStrings(s []string) []string {
+	sort.Strings(s)
+	return s
 }
 
 func indent(s string) string {

@@ -26,6 +26,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	traceText := fs.Bool("trace", false, "print every retired instruction (pc, disassembly, registers written) to stderr")
 	traceJSON := fs.String("trace-json", "", "write a per-instruction register trace in qemu-trace's JSON Lines schema to `FILE`")
 	traceFP := fs.Bool("trace-fp", false, "include SIMD&FP registers in --trace-json")
+	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	var env multiFlag
 	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable; the environment is empty otherwise)")
 	if err := parseFlags(fs, args); err != nil {
@@ -55,6 +56,19 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	m, err := cpu.Load(prog, cfg)
 	if err != nil {
 		return err
+	}
+	if *cpuModel != "" || *stats {
+		name := *cpuModel
+		if name == "" {
+			name = "neoverse-n1"
+		}
+		p, err := cpu.PresetByName(name)
+		if err != nil {
+			return err
+		}
+		if err := m.EnableTiming(p); err != nil {
+			return err
+		}
 	}
 	var observers []func(*cpu.Machine) error
 	var tt *trace.Text
@@ -111,6 +125,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "syscalls: %d\n", st.Syscalls)
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())
 		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())
+		if m.Timing != nil {
+			printTimingStats(stderr, m.Timing)
+		}
 	}
 	if exit.Status != 0 {
 		return exitError{exit.Status}
@@ -122,3 +139,24 @@ type multiFlag []string
 
 func (f *multiFlag) String() string     { return fmt.Sprint([]string(*f)) }
 func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }
+
+func printTimingStats(w io.Writer, t *cpu.Timing) {
+	s := t.Stats
+	pct := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return 100 * float64(a) / float64(b)
+	}
+	fmt.Fprintf(w, "cpu model: %s (%s, %d MHz)\n", t.P.Name, t.P.Desc, t.P.MHz)
+	fmt.Fprintf(w, "cycles: %d\n", s.Cycles)
+	if s.Cycles > 0 {
+		fmt.Fprintf(w, "IPC: %.3f\n", float64(s.Insns)/float64(s.Cycles))
+	}
+	fmt.Fprintf(w, "issue stall cycles: %d\n", s.StallCycles)
+	fmt.Fprintf(w, "L1D accesses: %d, refills: %d (%.2f%%)\n", s.L1DAccess, s.L1DRefill, pct(s.L1DRefill, s.L1DAccess))
+	fmt.Fprintf(w, "L2 accesses: %d, refills: %d (%.2f%%)\n", s.L2Access, s.L2Refill, pct(s.L2Refill, s.L2Access))
+	fmt.Fprintf(w, "LLC accesses: %d, misses: %d (%.2f%%)\n", s.LLCAccess, s.LLCMiss, pct(s.LLCMiss, s.LLCAccess))
+	fmt.Fprintf(w, "DTLB accesses: %d, walks: %d (%.2f%%)\n", s.TLBAccess, s.TLBWalk, pct(s.TLBWalk, s.TLBAccess))
+	fmt.Fprintf(w, "branches: %d, mispredicted: %d (%.2f%%), not taken: %d\n", s.Branches, s.Mispredicts, pct(s.Mispredicts, s.Branches), s.NotTaken)
+}

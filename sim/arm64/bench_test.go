@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"simrun/programs"
+	"simrun/sim/cpu"
 	"simrun/sim/runbench"
 )
 
@@ -20,5 +21,20 @@ func BenchmarkRun(b *testing.B) {
 		b.Run(bin.Config.Name+"/"+bin.Name, func(b *testing.B) {
 			runbench.Program(b, bin.Path, args...)
 		})
+	}
+}
+
+// BenchmarkTiming is BenchmarkRun's long runs with the timing model on
+// (compare MIPS within one run: the model may cost at most 40%).
+func BenchmarkTiming(b *testing.B) {
+	p, _ := cpu.PresetByName("neoverse-n1")
+	for _, name := range []string{"intloop", "fib", "listchase", "sort"} {
+		bin, err := programs.Find("aarch64-O2", name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		args := map[string][]string{"intloop": {"3000000"}, "fib": {"27"}}[name]
+		b.Run("plain/"+name, func(b *testing.B) { runbench.Run(b, runbench.Options{}, bin.Path, args...) })
+		b.Run("timed/"+name, func(b *testing.B) { runbench.Run(b, runbench.Options{Timing: p}, bin.Path, args...) })
 	}
 }

@@ -29,6 +29,7 @@ type Core struct {
 	m      *cpu.Machine
 	mem    *cpu.Memory
 	icache *cpu.ICache[inst]
+	log    *cpu.RetireLog // non-nil: every instruction is logged for the timing model
 
 	alignErr     uint64 // address of a pending alignment fault
 	alignPending bool
@@ -55,6 +56,12 @@ func (c *Core) Syscall() (uint64, [6]uint64) {
 }
 
 func (c *Core) SetSyscallResult(v uint64) { c.x[0] = v }
+
+// SetLog turns logging of retired instructions on (non-nil) or off.
+func (c *Core) SetLog(l *cpu.RetireLog) {
+	c.log = l
+	c.icache.WithInfo = l != nil
+}
 
 // State copies x0..x30, sp, NZCV and q0..q31.
 func (c *Core) State(s *cpu.State) {

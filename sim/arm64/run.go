@@ -12,6 +12,7 @@ import (
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	x := &c.x
 	mem := c.mem
+	log := c.log
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -29,9 +30,23 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, cpu.Stop{Kind: cpu.StopFault, Fault: f}
 			}
 			page, base = p, pc&^cpu.PageMask
+			if log != nil && page.Infos == nil {
+				page.Info(pc) // allocates the descriptions
+			}
 			off = pc - base
 		}
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
+		if log != nil && in.op != opNone {
+			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
+			if !info.Valid {
+				*info = describe(in)
+			}
+			var ea uint64
+			if info.Access != 0 || info.Flags&cpu.OpConditional != 0 {
+				ea = c.dynamicEA(in, info)
+			}
+			log.Ops = append(log.Ops, cpu.Retired{Info: info, PC: pc, EA: ea})
+		}
 		switch in.op {
 		case opNone:
 			stale, f := c.decodeAt(page, pc)

@@ -49,6 +49,7 @@ const (
 	SIGTRAP = 5
 	SIGABRT = 6
 	SIGBUS  = 7
+	SIGFPE  = 8
 	SIGKILL = 9
 	SIGSEGV = 11
 	SIGXCPU = 24
@@ -64,7 +65,7 @@ type Fault struct {
 	Disasm string // disassembly, if it decodes
 	Kind   FaultKind
 	Addr   uint64 // data address for memory faults
-	Sig    int    // for FaultSignal: the signal number
+	Sig    int    // for FaultSignal: the signal number; for other kinds, if set, the signal instead of the kind's usual one
 	Err    error  // detail
 }
 
@@ -88,6 +89,9 @@ func (f *Fault) Unwrap() error { return f.Err }
 
 // Signal is the Linux signal that would end the process.
 func (f *Fault) Signal() int {
+	if f.Sig != 0 {
+		return f.Sig
+	}
 	switch f.Kind {
 	case FaultUnmapped, FaultPermission, FaultFetch:
 		return SIGSEGV

@@ -10,7 +10,9 @@ type ICache[T any] struct {
 	shift  uint // log2 of the slot granularity in bytes
 	maxLen int  // longest instruction in bytes
 	clear  func(*T)
-	recent [64]struct {
+	// WithInfo makes new pages carry Infos (set while timing is on).
+	WithInfo bool
+	recent   [64]struct {
 		vpn  uint64
 		page *CodePage[T]
 	}
@@ -20,7 +22,19 @@ type ICache[T any] struct {
 type CodePage[T any] struct {
 	Base  uint64
 	Slots []T
+	// Infos parallels Slots with the descriptions the timing model uses
+	// (made on demand; an entry is filled when its slot first retires).
+	Infos []OpInfo
 	cache *ICache[T]
+}
+
+// Info returns the (possibly not yet Valid) description of the slot for
+// pc.
+func (p *CodePage[T]) Info(pc uint64) *OpInfo {
+	if p.Infos == nil {
+		p.Infos = make([]OpInfo, len(p.Slots))
+	}
+	return &p.Infos[(pc&PageMask)>>p.cache.shift]
 }
 
 // NewICache returns a cache for instructions aligned to 1<<shift bytes and
@@ -59,6 +73,9 @@ func (p *CodePage[T]) clearRange(from, to int) {
 	sh := p.cache.shift
 	for i := (from + 1<<sh - 1) >> sh; i<<sh < to && i < len(p.Slots); i++ {
 		p.cache.clear(&p.Slots[i])
+		if p.Infos != nil {
+			p.Infos[i].Valid = false
+		}
 	}
 }
 
@@ -78,6 +95,9 @@ func (c *ICache[T]) Page(pc uint64) (*CodePage[T], *Fault) {
 	cp, _ := pg.Code.(*CodePage[T])
 	if cp == nil || cp.cache != c {
 		cp = &CodePage[T]{Base: pc &^ PageMask, Slots: make([]T, PageSize>>c.shift), cache: c}
+		if c.WithInfo {
+			cp.Infos = make([]OpInfo, len(cp.Slots))
+		}
 		c.mem.MarkCode(pg, cp, pc)
 	}
 	e.vpn, e.page = vpn, cp

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
+	"sort"
 	"time"
 )
 
@@ -38,6 +39,13 @@ type Machine struct {
 
 	// Per-instruction observer (tracing); nil costs nothing.
 	Observer func(m *Machine) error
+
+	// Timing is the timing model (nil: off); Consumers see every retired
+	// operation with its timing.
+	Timing    *Timing
+	Consumers []RetireConsumer
+	log       *RetireLog
+	pipe      *timingPipe
 
 	os     linuxState
 	rng    *rand.Rand
@@ -131,9 +139,11 @@ func (m *Machine) Exited() bool { return m.exited }
 func (m *Machine) Run() (*Exit, error) {
 	for !m.exited {
 		if err := m.step(); err != nil {
+			m.StopTiming()
 			return nil, err
 		}
 	}
+	m.StopTiming()
 	return &Exit{Status: m.status, Fault: m.fault}, nil
 }
 
@@ -180,8 +190,14 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 			return err
 		}
 	}
+	if m.log != nil {
+		budget = min(budget, uint64(cap(m.log.Ops)-len(m.log.Ops)))
+	}
 	n, stop := m.Core.Run(budget)
 	m.Insns += n
+	if m.log != nil {
+		m.retire(n)
+	}
 	switch stop.Kind {
 	case StopSyscall:
 		m.Syscalls++
@@ -231,9 +247,138 @@ func (m *Machine) Note(format string, args ...any) {
 	fmt.Fprintf(m.Cfg.Notes, "simrun: "+format+"\n", args...)
 }
 
-// VirtualNanos is the virtual clock: 1 ns per retired instruction until a
-// timing model supplies cycles.
-func (m *Machine) VirtualNanos() uint64 { return m.Insns }
+// VirtualNanos is the virtual clock: the timing model's cycles at the
+// preset's frequency, or 1 ns per retired instruction without it.
+func (m *Machine) VirtualNanos() uint64 {
+	if m.Timing != nil {
+		m.syncTiming()
+		return m.Timing.Nanos(m.Timing.Cycle())
+	}
+	return m.Insns
+}
+
+// Logger is implemented by cores that can log retired instructions for
+// the timing model.
+type Logger interface {
+	SetLog(*RetireLog)
+}
+
+// RetireConsumer sees every retired operation (the SPE unit, tracers).
+// Want returns the indices of ops (ascending) it needs timed in detail;
+// Retired then gets those details in the same order.
+type RetireConsumer interface {
+	Want(ops []Retired) []int
+	Retired(m *Machine, ops []Retired, want []int, details []OpTiming)
+}
+
+const logBatch = 4096
+
+// EnableTiming turns the timing model on with preset p. The model runs on
+// its own goroutine, a batch of operations behind the core; the machine
+// waits for it only where its state is needed (the virtual clock, the end
+// of the run), so results do not depend on the scheduling.
+func (m *Machine) EnableTiming(p *CPUPreset) error {
+	l, ok := m.Core.(Logger)
+	if !ok {
+		return fmt.Errorf("the %s core has no timing model support yet", m.Arch.Name)
+	}
+	m.Timing = NewTiming(p)
+	m.pipe = &timingPipe{work: make(chan batch, 2), free: make(chan *RetireLog, 3)}
+	for i := 0; i < 2; i++ {
+		m.pipe.pool = append(m.pipe.pool, &RetireLog{Ops: make([]Retired, 0, logBatch)})
+	}
+	go m.timingWorker()
+	m.log = m.pipe.take()
+	l.SetLog(m.log)
+	return nil
+}
+
+type batch struct {
+	log  *RetireLog
+	next uint64 // pc after the batch
+}
+
+type timingPipe struct {
+	work    chan batch
+	free    chan *RetireLog
+	pool    []*RetireLog
+	pending int
+	times   []OpTiming
+}
+
+func (p *timingPipe) take() *RetireLog {
+	if len(p.pool) == 0 {
+		p.pool = append(p.pool, <-p.free)
+		p.pending--
+	}
+	l := p.pool[len(p.pool)-1]
+	p.pool = p.pool[:len(p.pool)-1]
+	return l
+}
+
+// syncTiming waits until every logged operation has been timed.
+func (m *Machine) syncTiming() {
+	if m.pipe == nil {
+		return
+	}
+	for m.pipe.pending > 0 {
+		m.pipe.pool = append(m.pipe.pool, <-m.pipe.free)
+		m.pipe.pending--
+	}
+}
+
+// StopTiming waits for the timing model and ends its goroutine; the
+// consumers have then seen every operation.
+func (m *Machine) StopTiming() {
+	if m.pipe == nil {
+		return
+	}
+	m.syncTiming()
+	close(m.pipe.work)
+	m.pipe = nil
+	m.log = nil
+	m.Core.(Logger).SetLog(nil)
+}
+
+// retire sends the operations logged by the last Run (of which n retired;
+// a faulting instruction is logged but does not retire) to the timing
+// goroutine and gives the core an empty log.
+func (m *Machine) retire(n uint64) {
+	if uint64(len(m.log.Ops)) > n {
+		m.log.Ops = m.log.Ops[:n]
+	}
+	if len(m.log.Ops) == 0 {
+		return
+	}
+	m.pipe.work <- batch{log: m.log, next: m.Core.PC()}
+	m.pipe.pending++
+	m.log = m.pipe.take()
+	m.Core.(Logger).SetLog(m.log)
+}
+
+func (m *Machine) timingWorker() {
+	p := m.pipe
+	for b := range p.work {
+		ops := b.log.Ops
+		var want []int
+		for _, c := range m.Consumers { // one detail-wanting consumer in practice
+			want = append(want, c.Want(ops)...)
+		}
+		if len(m.Consumers) > 1 {
+			sort.Ints(want)
+		}
+		if cap(p.times) < len(want) {
+			p.times = make([]OpTiming, len(want))
+		}
+		details := p.times[:len(want)]
+		m.Timing.Run(ops, b.next, want, details)
+		for _, c := range m.Consumers {
+			c.Retired(m, ops, want, details)
+		}
+		b.log.Ops = b.log.Ops[:0]
+		p.free <- b.log
+	}
+}
 
 // Stats summarise a run.
 type Stats struct {

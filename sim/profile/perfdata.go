@@ -420,3 +420,41 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	}
 	return total, nil
 }
+
+// ReadAuxtrace returns the SPE data of every PERF_RECORD_AUXTRACE in a
+// perf.data file, in file order.
+func ReadAuxtrace(data []byte) ([][]byte, error) {
+	if len(data) < 104 || binary.LittleEndian.Uint64(data) != perfMagic {
+		return nil, fmt.Errorf("not a perf.data file (no PERFILE2 magic)")
+	}
+	off := binary.LittleEndian.Uint64(data[40:])
+	size := binary.LittleEndian.Uint64(data[48:])
+	if off > uint64(len(data)) || size > uint64(len(data))-off {
+		return nil, fmt.Errorf("perf.data: data section 0x%x+0x%x runs past the end of the file (0x%x bytes)", off, size, len(data))
+	}
+	var chunks [][]byte
+	for pos, end := off, off+size; pos < end; {
+		if end-pos < 8 {
+			return nil, fmt.Errorf("perf.data offset 0x%x: truncated record header", pos)
+		}
+		typ := binary.LittleEndian.Uint32(data[pos:])
+		rsize := uint64(binary.LittleEndian.Uint16(data[pos+6:]))
+		if rsize < 8 || rsize > end-pos {
+			return nil, fmt.Errorf("perf.data offset 0x%x: record size %d out of range", pos, rsize)
+		}
+		next := pos + rsize
+		if typ == recAuxtrace {
+			if rsize < 48 {
+				return nil, fmt.Errorf("perf.data offset 0x%x: short AUXTRACE record", pos)
+			}
+			n := binary.LittleEndian.Uint64(data[pos+8:])
+			if n > end-next {
+				return nil, fmt.Errorf("perf.data offset 0x%x: AUXTRACE data of 0x%x bytes runs past the data section", pos, n)
+			}
+			chunks = append(chunks, data[next:next+n])
+			next += n
+		}
+		pos = next
+	}
+	return chunks, nil
+}

@@ -15,6 +15,18 @@ import (
 // (retired guest instructions per wall-clock microsecond) and "insns/op".
 func Program(b *testing.B, path string, args ...string) {
 	b.Helper()
+	Run(b, Options{}, path, args...)
+}
+
+// Options select what runs beside the program.
+type Options struct {
+	Timing *cpu.CPUPreset             // time every instruction
+	Setup  func(m *cpu.Machine) error // e.g. attach an SPE recorder
+}
+
+// Run is Program with options.
+func Run(b *testing.B, opt Options, path string, args ...string) {
+	b.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
@@ -28,6 +40,16 @@ func Program(b *testing.B, path string, args ...string) {
 		m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: &out})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if opt.Timing != nil {
+			if err := m.EnableTiming(opt.Timing); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if opt.Setup != nil {
+			if err := opt.Setup(m); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.StartTimer()
 		exit, err := m.Run()

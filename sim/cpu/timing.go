@@ -1,0 +1,471 @@
+package cpu
+
+import (
+	"fmt"
+	"sort"
+)
+
+// The timing model: an in-order, single-issue pipeline that gives every
+// retired operation a dispatch, issue and completion cycle. Issue waits for
+// source registers (issue latency); execution takes a latency per unit;
+// loads and stores go through a data TLB (translation latency) and an
+// L1D / L2 / last-level cache hierarchy with DRAM behind it; branches
+// through a predictor whose mispredictions flush the pipeline. From it
+// come the SPE events, the data source and the PMU counters.
+//
+// Cores hand the model a log of retired operations (Retired): a
+// per-instruction description computed once per decoded instruction
+// (OpInfo), the pc and the data address. Branch outcomes follow from
+// consecutive pcs.
+
+// Unit is an execution resource class.
+type Unit uint8
+
+const (
+	UnitALU Unit = iota
+	UnitMul
+	UnitDiv
+	UnitFP
+	UnitFPDiv
+	UnitSIMD
+	UnitLoad
+	UnitStore
+	UnitAtomic
+	UnitBranch
+	UnitSys
+	numUnits = 16 // a power of two: Unit&(numUnits-1) needs no bounds check
+)
+
+// Register ids in OpInfo: general registers 0-31, flags 32, vector/FP
+// registers 64-95. Unused source slots hold RegNone (always ready), unused
+// destination slots regSink (written, never read), so the model needs no
+// loops.
+const (
+	RegFlags = 32
+	RegVec   = 64
+	RegNone  = 0xff
+	regSink  = 0xfe
+)
+
+// NewOpInfo returns an empty description (no registers) of an
+// instruction of size bytes.
+func NewOpInfo(size uint8) OpInfo {
+	return OpInfo{Valid: true, Size: size, Src: 0xffffffff, Dst: regSink * 0x010101}
+}
+
+// OpInfo is the static description of a decoded instruction.
+//
+// Registers are packed one id per byte so the model reads them with one
+// load: Src holds four sources (RegNone where unused), Dst three
+// destinations in bytes 0-2 (regSink where unused).
+type OpInfo struct {
+	Src    uint32
+	Dst    uint32
+	Unit   Unit
+	Class  OpClass
+	Valid  bool
+	Size   uint8 // instruction bytes
+	Access uint8 // bytes accessed by a load/store
+	NSrc   uint8
+	NDst   uint8
+	Flags  OpFlags
+}
+
+// AddSrc and AddDst record register dependencies (RegNone and registers
+// beyond capacity are ignored).
+func (o *OpInfo) AddSrc(r uint8) {
+	if r != RegNone && o.NSrc < 4 {
+		sh := 8 * uint(o.NSrc)
+		o.Src = o.Src&^(0xff<<sh) | uint32(r)<<sh
+		o.NSrc++
+	}
+}
+
+func (o *OpInfo) AddDst(r uint8) {
+	if r != RegNone && o.NDst < 3 {
+		sh := 8 * uint(o.NDst)
+		o.Dst = o.Dst&^(0xff<<sh) | uint32(r)<<sh
+		o.NDst++
+	}
+}
+
+// SrcReg and DstReg return register i.
+func (o *OpInfo) SrcReg(i int) uint8 { return uint8(o.Src >> (8 * i)) }
+func (o *OpInfo) DstReg(i int) uint8 { return uint8(o.Dst >> (8 * i)) }
+
+// Retired is one entry of the retired-operation log.
+type Retired struct {
+	Info *OpInfo
+	PC   uint64
+	// EA is the data address of a load or store; for conditional
+	// non-branch operations, 1 if the condition held.
+	EA uint64
+}
+
+// RetireLog collects retired operations for the timing model.
+type RetireLog struct {
+	Ops []Retired
+}
+
+// Cache is one set-associative cache level (or the TLB, with page-sized
+// lines).
+type CacheConfig struct {
+	Size, Ways, Line int
+	Latency          int // cycles to return data that hits here
+}
+
+// CPUPreset is a named core model.
+type CPUPreset struct {
+	Name     string
+	MIDR     uint64
+	Desc     string
+	MHz      uint64
+	L1D, L2  CacheConfig
+	LLC      CacheConfig
+	DRAM     int // cycles
+	TLB      CacheConfig
+	Walk     int // page-walk cycles
+	Mispred  int // branch mispredict penalty
+	BPBits   int // log2 of the bimodal predictor entries
+	Lat      [numUnits]uint8
+	StoreBuf bool // stores complete in the store buffer (latency 1)
+}
+
+// Presets are the core models --cpu selects.
+var Presets = []CPUPreset{
+	{Name: "neoverse-n1", MIDR: 0x413fd0c1, Desc: "Neoverse-N1-like core", MHz: 3000,
+		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{1 << 20, 8, 64, 11}, LLC: CacheConfig{8 << 20, 16, 64, 35},
+		DRAM: 240, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 30, Mispred: 11, BPBits: 12,
+		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 3, UnitDiv: 12, UnitFP: 3, UnitFPDiv: 10, UnitSIMD: 3,
+			UnitLoad: 0, UnitStore: 1, UnitAtomic: 2, UnitBranch: 1, UnitSys: 1}, StoreBuf: true},
+	{Name: "neoverse-v2", MIDR: 0x410fd4f0, Desc: "Neoverse-V2-like core", MHz: 3100,
+		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{2 << 20, 8, 64, 12}, LLC: CacheConfig{32 << 20, 16, 64, 40},
+		DRAM: 260, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 28, Mispred: 12, BPBits: 13,
+		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 2, UnitDiv: 12, UnitFP: 2, UnitFPDiv: 10, UnitSIMD: 2,
+			UnitLoad: 0, UnitStore: 1, UnitAtomic: 2, UnitBranch: 1, UnitSys: 1}, StoreBuf: true},
+	// A slow-memory core for collision and latency experiments.
+	{Name: "slow-memory", MIDR: 0x413fd0c1, Desc: "core with slow caches and DRAM", MHz: 1000,
+		L1D: CacheConfig{4 << 10, 2, 64, 8}, L2: CacheConfig{32 << 10, 4, 64, 40}, LLC: CacheConfig{256 << 10, 8, 64, 120},
+		DRAM: 800, TLB: CacheConfig{8 * 4096, 8, 4096, 2}, Walk: 200, Mispred: 20, BPBits: 8,
+		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 4, UnitDiv: 30, UnitFP: 6, UnitFPDiv: 30, UnitSIMD: 6,
+			UnitLoad: 0, UnitStore: 1, UnitAtomic: 4, UnitBranch: 1, UnitSys: 1}},
+}
+
+// PresetByName finds a core model.
+func PresetByName(name string) (*CPUPreset, error) {
+	var names []string
+	for i := range Presets {
+		if Presets[i].Name == name {
+			return &Presets[i], nil
+		}
+		names = append(names, Presets[i].Name)
+	}
+	return nil, fmt.Errorf("unknown CPU model %q (known: %v)", name, names)
+}
+
+// cache is a set-associative cache with LRU replacement. Each set holds
+// its tags most-recently-used first.
+type cache struct {
+	ways, setMask int
+	lineShift     uint
+	tags          []uint64 // sets*ways, 0 = empty (tags stored +1)
+	Accesses      uint64
+	Misses        uint64
+}
+
+func newCache(c CacheConfig) *cache {
+	sets := c.Size / c.Line / c.Ways
+	if sets < 1 {
+		sets = 1
+	}
+	for sets&(sets-1) != 0 { // round down to a power of two
+		sets &= sets - 1
+	}
+	shift := uint(0)
+	for 1<<shift < c.Line {
+		shift++
+	}
+	return &cache{ways: c.Ways, setMask: sets - 1, lineShift: shift, tags: make([]uint64, sets*c.Ways)}
+}
+
+// access looks addr up, filling it on a miss; it reports a hit.
+func (c *cache) access(addr uint64) bool {
+	c.Accesses++
+	line := addr>>c.lineShift + 1
+	set := c.tags[(int(line)&c.setMask)*c.ways:][:c.ways]
+	for i, t := range set {
+		if t == line {
+			copy(set[1:i+1], set[:i])
+			set[0] = line
+			return true
+		}
+	}
+	c.Misses++
+	copy(set[1:], set[:len(set)-1])
+	set[0] = line
+	return false
+}
+
+// Data sources in the Neoverse encoding perf decodes.
+const (
+	DSL1D  = 0x0
+	DSL2   = 0x8
+	DSLLC  = 0xb // system cache
+	DSDRAM = 0xe
+)
+
+// SPE event bits the model raises (the Events packet layout).
+const (
+	EvRetired    = 1 << 1
+	EvL1DAccess  = 1 << 2
+	EvL1DRefill  = 1 << 3
+	EvTLBAccess  = 1 << 4
+	EvTLBWalk    = 1 << 5
+	EvMispredict = 1 << 7
+	EvLLCAccess  = 1 << 8
+	EvLLCMiss    = 1 << 9
+	EvL2DAccess  = 1 << 19
+	EvL2DMiss    = 1 << 20
+)
+
+// OpTiming is what the model says about one operation.
+type OpTiming struct {
+	Dispatch, Issue, Complete uint64 // cycles
+	XlatLat                   uint32
+	Events                    uint64
+	DS                        uint8
+	DSValid                   bool
+	Taken                     bool // branch taken (or condition passed)
+	Next                      uint64
+}
+
+// TimingStats are the PMU counts of a run.
+type TimingStats struct {
+	Cycles, Insns                          uint64
+	L1DAccess, L1DRefill                   uint64
+	L2Access, L2Refill, LLCAccess, LLCMiss uint64
+	TLBAccess, TLBWalk                     uint64
+	Branches, Mispredicts, NotTaken        uint64
+	StallCycles                            uint64
+}
+
+// Timing is the timing model state.
+type Timing struct {
+	P        *CPUPreset
+	cycle    uint64
+	ready    [256]uint64 // cycle a register's value is available
+	l1, l2   *cache
+	llc, tlb *cache
+	bp       []uint8 // 2-bit counters
+	btb      map[uint64]uint64
+	ras      []uint64
+	Stats    TimingStats
+}
+
+// NewTiming returns a cold model of preset p.
+func NewTiming(p *CPUPreset) *Timing {
+	return &Timing{P: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newCache(p.TLB),
+		bp: make([]uint8, 1<<p.BPBits), btb: map[uint64]uint64{}}
+}
+
+// Cycle is the current cycle (the dispatch cycle of the next operation).
+func (t *Timing) Cycle() uint64 { return t.cycle }
+
+// Run times a batch of retired operations; next is the pc after the last
+// one. For the operations whose indices are in want (ascending) it fills
+// out[k] with the details; the others only advance the model.
+func (t *Timing) Run(ops []Retired, next uint64, want []int, out []OpTiming) {
+	nextWant := -1
+	if len(want) > 0 {
+		nextWant = want[0]
+	}
+	for i := 0; i < len(ops); i++ {
+		i = t.fast(ops, i, nextWant)
+		if i == len(ops) {
+			break
+		}
+		nx := next
+		if i+1 < len(ops) {
+			nx = ops[i+1].PC
+		}
+		nextWant = t.slow(ops, i, nx, want, out, nextWant)
+	}
+	t.Stats.Insns += uint64(len(ops))
+	t.Stats.Cycles = t.cycle
+}
+
+// fast times register-to-register operations from ops[i] on and returns
+// the index of the first one that needs the slow path (a load, store,
+// branch, conditional or wanted operation), or len(ops). It is a small
+// loop so that its state stays in registers.
+func (t *Timing) fast(ops []Retired, i int, stop int) int {
+	lats := &t.P.Lat
+	ready := &t.ready
+	cycle := t.cycle
+	var stall uint64
+	for ; i < len(ops); i++ {
+		in := ops[i].Info
+		if in.Class != ClassOther || in.Flags&OpConditional != 0 || i == stop {
+			break
+		}
+		s, d := in.Src, in.Dst
+		issue := max(cycle, ready[uint8(s)], ready[uint8(s>>8)], ready[uint8(s>>16)], ready[uint8(s>>24)])
+		// A one-cycle result is ready for whatever issues next: store
+		// "always ready" (0), a value that does not depend on this
+		// operation, so the next one need not wait for it.
+		v := uint64(0)
+		if lat := uint64(lats[in.Unit&(numUnits-1)]); lat > 1 {
+			v = issue + lat
+		}
+		ready[uint8(d)] = v
+		if d>>8 != regSink*0x0101 {
+			ready[uint8(d>>8)], ready[uint8(d>>16)] = v, v
+		}
+		stall += issue - cycle
+		cycle = issue + 1
+	}
+	t.cycle = cycle
+	t.Stats.StallCycles += stall
+	return i
+}
+
+// slow times operation i (its successor is at next): memory accesses,
+// branches, conditional operations and the wanted ones, whose details go
+// to out. It returns the next wanted index.
+func (t *Timing) slow(ops []Retired, i int, next uint64, want []int, out []OpTiming, nextWant int) int {
+	r := &ops[i]
+	in := r.Info
+	dispatch := t.cycle
+	ready := &t.ready
+	sr := in.Src
+	issue := max(dispatch, ready[uint8(sr)], ready[uint8(sr>>8)], ready[uint8(sr>>16)], ready[uint8(sr>>24)])
+	var d OpTiming
+	lat := uint64(t.P.Lat[in.Unit&(numUnits-1)])
+	if in.Class != ClassOther || in.Flags&OpConditional != 0 {
+		lat += t.memOrBranch(r, next, &d)
+	}
+	done := issue + max(lat, 1)
+	ready[uint8(in.Dst)], ready[uint8(in.Dst>>8)], ready[uint8(in.Dst>>16)] = done, done, done
+	t.Stats.StallCycles += issue - dispatch
+	t.cycle = issue + 1
+	if d.Events&EvMispredict != 0 {
+		t.cycle = done + uint64(t.P.Mispred) // the pipeline refills behind the branch
+	}
+	if i == nextWant {
+		d.Dispatch, d.Issue, d.Complete = dispatch, issue, done
+		d.Events |= EvRetired
+		w := sort.SearchInts(want, i)
+		out[w] = d
+		nextWant = -1
+		if w+1 < len(want) {
+			nextWant = want[w+1]
+		}
+	}
+	return nextWant
+}
+
+// memOrBranch models the memory access or branch of r (next: the pc after
+// it) and returns the latency it adds; d gets events and data source.
+func (t *Timing) memOrBranch(r *Retired, next uint64, d *OpTiming) uint64 {
+	in := r.Info
+	p := t.P
+	switch in.Class {
+	case ClassLoad, ClassStore, ClassLoadAtomic:
+		xlat := uint64(p.TLB.Latency)
+		t.Stats.TLBAccess++
+		d.Events = EvTLBAccess | EvL1DAccess
+		if !t.tlb.access(r.EA) {
+			t.Stats.TLBWalk++
+			xlat += uint64(p.Walk)
+			d.Events |= EvTLBWalk
+		}
+		d.XlatLat = uint32(xlat)
+		mem := uint64(p.L1D.Latency)
+		t.Stats.L1DAccess++
+		d.DS, d.DSValid = DSL1D, in.Class != ClassStore
+		if !t.l1.access(r.EA) {
+			t.Stats.L1DRefill++
+			t.Stats.L2Access++
+			d.Events |= EvL1DRefill | EvL2DAccess
+			mem = uint64(p.L2.Latency)
+			d.DS = DSL2
+			if !t.l2.access(r.EA) {
+				t.Stats.L2Refill++
+				t.Stats.LLCAccess++
+				d.Events |= EvL2DMiss | EvLLCAccess
+				mem = uint64(p.LLC.Latency)
+				d.DS = DSLLC
+				if !t.llc.access(r.EA) {
+					t.Stats.LLCMiss++
+					d.Events |= EvLLCMiss
+					mem = uint64(p.DRAM)
+					d.DS = DSDRAM
+				}
+			}
+		}
+		if in.Class == ClassStore && p.StoreBuf {
+			return xlat // the store buffer hides the cache
+		}
+		return xlat + mem
+	case ClassBranch:
+		t.Stats.Branches++
+		d.Taken = next != r.PC+uint64(in.Size)
+		d.Next = next
+		if t.mispredicted(r, in, next, d.Taken) {
+			t.Stats.Mispredicts++
+			d.Events |= EvMispredict
+		}
+		if !d.Taken && in.Flags&OpConditional != 0 {
+			t.Stats.NotTaken++
+		}
+	default: // conditional select / compare
+		d.Taken = r.EA != 0
+	}
+	return 0
+}
+
+// mispredicted runs the predictors: a bimodal table for conditional
+// branches, a target buffer for indirect branches, a return stack.
+func (t *Timing) mispredicted(r *Retired, in *OpInfo, next uint64, taken bool) bool {
+	switch {
+	case in.Flags&OpReturn != 0:
+		var want uint64
+		if n := len(t.ras); n > 0 {
+			want = t.ras[n-1]
+			t.ras = t.ras[:n-1]
+		}
+		return want != next
+	case in.Flags&OpIndirect != 0:
+		if in.Flags&OpLink != 0 {
+			t.push(r.PC + uint64(in.Size))
+		}
+		want := t.btb[r.PC]
+		t.btb[r.PC] = next
+		return want != next
+	case in.Flags&OpConditional != 0:
+		i := (r.PC >> 2) & uint64(len(t.bp)-1)
+		c := t.bp[i]
+		pred := c >= 2
+		if taken && c < 3 {
+			t.bp[i]++
+		} else if !taken && c > 0 {
+			t.bp[i]--
+		}
+		return pred != taken
+	}
+	if in.Flags&OpLink != 0 {
+		t.push(r.PC + uint64(in.Size))
+	}
+	return false
+}
+
+func (t *Timing) push(ret uint64) {
+	if len(t.ras) == 16 {
+		copy(t.ras, t.ras[1:])
+		t.ras = t.ras[:15]
+	}
+	t.ras = append(t.ras, ret)
+}
+
+// Nanos converts cycles to virtual nanoseconds.
+func (t *Timing) Nanos(cycles uint64) uint64 { return cycles * 1000 / t.P.MHz }

@@ -1,0 +1,115 @@
+package spe
+
+import "simrun/sim/cpu"
+
+// Recorder connects a Unit (driven by its Driver) to a machine's timing
+// model: it counts every retired operation down the interval counter and
+// turns the selected ones into samples.
+type Recorder struct {
+	U      *Unit
+	D      *Driver
+	Timing *cpu.Timing
+	left   uint64 // members until the next selected one (0: not computed)
+	want   []int
+	// the last operation of the previous batch, if a branch: its outcome
+	// shows in the first pc of the next batch
+	lastBranch uint64
+	lastSize   uint8
+}
+
+// NewRecorder attaches u and d to m, whose timing model must be on.
+func NewRecorder(m *cpu.Machine, u *Unit, d *Driver) *Recorder {
+	r := &Recorder{U: u, D: d, Timing: m.Timing}
+	m.Consumers = append(m.Consumers, r)
+	return r
+}
+
+// Want advances the interval counter over a batch of retired operations
+// and returns the indices of the selected ones. (When profiling stops for
+// good in the middle of a batch, the rest of that batch has already been
+// counted: at most 4096 members.)
+func (r *Recorder) Want(ops []cpu.Retired) []int {
+	r.want = r.want[:0]
+	if !r.U.Enabled() {
+		return nil
+	}
+	n, pos := uint64(len(ops)), uint64(0)
+	for {
+		if r.left == 0 {
+			r.left = r.U.NextSelection()
+		}
+		if pos+r.left > n {
+			r.left -= n - pos
+			break
+		}
+		pos += r.left
+		r.left = 0
+		r.want = append(r.want, int(pos-1))
+	}
+	return r.want
+}
+
+// Retired samples the selected operations in order.
+func (r *Recorder) Retired(m *cpu.Machine, ops []cpu.Retired, want []int, details []cpu.OpTiming) {
+	u := r.U
+	start := 0
+	if r.lastSize != 0 && len(ops) > 0 && ops[0].PC != r.lastBranch+uint64(r.lastSize) {
+		u.TakenBranch(ops[0].PC)
+	}
+	r.lastSize = 0
+	if n := len(ops); u.F.PBT && n > 0 && ops[n-1].Info.Class == cpu.ClassBranch {
+		r.lastBranch, r.lastSize = ops[n-1].PC, ops[n-1].Info.Size
+	}
+	for k, i := range want {
+		if u.F.PBT {
+			r.trackBranches(ops[start:i+1], 0)
+			start = i
+		}
+		if !u.Enabled() { // profiling stopped for good
+			return
+		}
+		d := &details[k]
+		if !u.Start(d.Issue) {
+			continue
+		}
+		o := &ops[i]
+		in := o.Info
+		s := &Sample{Op: cpu.Op{PC: o.PC, Size: in.Size, Class: in.Class, Flags: in.Flags, Access: in.Access},
+			Taken: d.Taken, Events: d.Events, DS: uint16(d.DS), DSValid: d.DSValid}
+		s.Lat = [3]uint32{uint32(d.Complete - d.Dispatch), uint32(d.Issue - d.Dispatch), d.XlatLat}
+		if in.Access != 0 {
+			s.Op.VA = o.EA
+			s.XlatOK = true
+		}
+		if in.Class == cpu.ClassBranch {
+			s.Op.Target = d.Next
+		}
+		if d.Taken {
+			s.Op.Flags |= cpu.OpCondPassed
+		}
+		u.Complete(s, d.Complete, r.Timing.Nanos(d.Complete))
+	}
+	if u.F.PBT {
+		r.trackBranches(ops[start:], 0)
+	}
+}
+
+// trackBranches notes taken branches for the previous-branch-target packet.
+func (r *Recorder) trackBranches(ops []cpu.Retired, from int) {
+	for i := from; i+1 < len(ops); i++ {
+		o := &ops[i]
+		if o.Info.Class == cpu.ClassBranch && ops[i+1].PC != o.PC+uint64(o.Info.Size) {
+			r.U.TakenBranch(ops[i+1].PC)
+		}
+	}
+}
+
+// Finish stops profiling and drains the buffer (at the end of the run):
+// members counted ahead for a selection that never came are given back.
+func (r *Recorder) Finish() {
+	if r.left > 0 {
+		r.U.PMU.SamplePop -= r.left
+		r.left = 0
+	}
+	r.D.Stop()
+}
