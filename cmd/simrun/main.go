@@ -26,6 +26,7 @@ Usage:
 
 Commands:
   run       run a program: its stdout, stderr and exit status pass through
+  sframe    print a program's SFrame section as objdump --sframe does, or emit one from .eh_frame
   record    run a program with a virtual Arm SPE unit and write a perf.data
   spe       dump SPE data, explain SPE register values
   help      show help for a command
@@ -58,6 +59,8 @@ func mainStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		err = cmdRun(args[1:], stdin, stdout, stderr)
+	case "sframe":
+		err = cmdSFrame(args[1:], stdin, stdout, stderr)
 	case "record":
 		err = cmdRecord(args[1:], stdin, stdout, stderr)
 	case "spe":

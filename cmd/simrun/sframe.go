@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"simrun/sim/unwind"
+)
+
+const sframeExamples = `simrun sframe prog.o                       # as objdump --sframe=.sframe prog.o
+simrun sframe programs/bin/s390x-O2/fib    # no .sframe: emitted from .eh_frame
+simrun sframe --emit --sframe-version 2 prog.o
+simrun sframe -o fib.sframe programs/bin/aarch64-O2/fib
+simrun sframe --vma 0x10000d0 section.bin  # a raw section (objcopy --dump-section)
+`
+
+func cmdSFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("sframe", "sframe [flags] FILE", indent(sframeExamples), stderr)
+	emit := fs.Bool("emit", false, "emit SFrame from .eh_frame even when FILE has a .sframe section")
+	out := fs.String("o", "", "write the raw section bytes to `FILE` instead of printing them")
+	version := fs.Int("sframe-version", 3, "SFrame `version` to emit: 2 (binutils 2.45) or 3 (binutils 2.46)")
+	name := fs.String("section", ".sframe", "`NAME` of the SFrame section")
+	vmaText := fs.String("vma", "0", "section `ADDRESS` of a raw section file, or of the section emitted for an executable")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "simrun sframe: want exactly one FILE")
+		fs.Usage()
+		return errUsage
+	}
+	if *version != 2 && *version != 3 {
+		fmt.Fprintf(stderr, "simrun sframe: --sframe-version %d: want 2 or 3\n", *version)
+		return errUsage
+	}
+	vma, err := strconv.ParseUint(*vmaText, 0, 64)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun sframe: --vma %q: not an address\n", *vmaText)
+		return errUsage
+	}
+	path := fs.Arg(0)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	r, err := unwind.ReadSFrame(path, data, unwind.SFrameOptions{
+		Section: *name, Emit: *emit, Version: uint8(*version), VMA: vma,
+	})
+	if err != nil {
+		return err
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(stderr, "%s: Warning: %s\n", path, warn)
+	}
+	if *out != "" {
+		if r.Section == nil {
+			return fmt.Errorf("%s: no %s section and no .eh_frame to emit one from", path, *name)
+		}
+		return os.WriteFile(*out, r.Bytes, 0o644)
+	}
+	w := bufio.NewWriter(stdout)
+	if err := r.Dump(w); err != nil {
+		return err
+	}
+	return w.Flush()
+}

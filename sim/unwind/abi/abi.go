@@ -1,0 +1,149 @@
+// Package abi holds the per-architecture facts the unwinders need, keyed
+// by ELF machine: which DWARF registers are the stack pointer, frame
+// pointer and return address, where the CFA sits relative to the caller's
+// stack pointer, and how SFrame describes the ABI.  It is data only, so
+// sim/unwind never imports an architecture package.
+package abi
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+)
+
+// SFrame ABI/arch identifiers (sfh_abi_arch).
+const (
+	SFrameAArch64BE = 1 // SFRAME_ABI_AARCH64_ENDIAN_BIG
+	SFrameAArch64LE = 2 // SFRAME_ABI_AARCH64_ENDIAN_LITTLE
+	SFrameAMD64LE   = 3 // SFRAME_ABI_AMD64_ENDIAN_LITTLE
+	SFrameS390XBE   = 4 // SFRAME_ABI_S390X_ENDIAN_BIG
+)
+
+// ABI describes one architecture's stack-frame conventions.
+type ABI struct {
+	Name    string
+	Machine elf.Machine
+	Order   binary.ByteOrder
+
+	// DWARF register numbers.
+	SP, FP, RA uint32
+
+	// CFAInitial is the CIE rule gas puts in every FDE (CFA = SP + offset
+	// at function entry): 0 on aarch64, 8 on x86-64, 160 on s390x.
+	CFAInitial int64
+	// SPValOffset is SP_caller - CFA (s390x: -160; 0 elsewhere).
+	SPValOffset int64
+
+	// RATracked is true when the return address is described per row
+	// (aarch64, s390x); false when it sits at a fixed offset from the CFA
+	// (x86-64: FixedRAOffset).
+	RATracked     bool
+	FixedRAOffset int8
+	// FlexFDE is true when gas may emit SFrame V3 flexible FDEs for this
+	// ABI (x86-64, s390x; not aarch64).
+	FlexFDE bool
+	// CFAScaled is true when SFrame stores CFA offsets as
+	// (offset - 160) / 8 (s390x).
+	CFAScaled bool
+	// FPWithoutRA is true when a row may save FP but not RA (s390x pads
+	// the RA word with 0); gas drops such functions elsewhere.
+	FPWithoutRA bool
+	// PAuth is true on aarch64 (mangled RA, A/B keys).
+	PAuth bool
+
+	// BFDName is the BFD target objdump names ("elf64-s390").
+	BFDName string
+}
+
+// SFrameABI returns the SFrame ABI/arch identifier.
+func (a *ABI) SFrameABI() uint8 {
+	switch a.Machine {
+	case elf.EM_AARCH64:
+		if a.Order == binary.BigEndian {
+			return SFrameAArch64BE
+		}
+		return SFrameAArch64LE
+	case elf.EM_X86_64:
+		return SFrameAMD64LE
+	case elf.EM_S390:
+		return SFrameS390XBE
+	}
+	return 0
+}
+
+// RegName is the name the SFrame dump gives a DWARF register in flexible
+// FDEs: "sp", "fp", or "r<N>".
+func (a *ABI) RegName(reg uint32) string {
+	switch reg {
+	case a.SP:
+		return "sp"
+	case a.FP:
+		return "fp"
+	}
+	return fmt.Sprintf("r%d", reg)
+}
+
+var (
+	aarch64 = ABI{
+		Name: "aarch64", Machine: elf.EM_AARCH64, Order: binary.LittleEndian,
+		SP: 31, FP: 29, RA: 30,
+		RATracked: true, PAuth: true,
+		BFDName: "elf64-littleaarch64",
+	}
+	aarch64BE = func() ABI {
+		a := aarch64
+		a.Name, a.Order, a.BFDName = "aarch64_be", binary.BigEndian, "elf64-bigaarch64"
+		return a
+	}()
+	s390x = ABI{
+		Name: "s390x", Machine: elf.EM_S390, Order: binary.BigEndian,
+		SP: 15, FP: 11, RA: 14,
+		CFAInitial: 160, SPValOffset: -160,
+		RATracked: true, FlexFDE: true, CFAScaled: true, FPWithoutRA: true,
+		BFDName: "elf64-s390",
+	}
+	x8664 = ABI{
+		Name: "x86-64", Machine: elf.EM_X86_64, Order: binary.LittleEndian,
+		SP: 7, FP: 6, RA: 16,
+		CFAInitial: 8, FixedRAOffset: -8, FlexFDE: true,
+		BFDName: "elf64-x86-64",
+	}
+)
+
+// ForMachine returns the ABI of a 64-bit ELF machine in the given byte
+// order, or an error naming what is not supported.
+func ForMachine(m elf.Machine, order binary.ByteOrder) (*ABI, error) {
+	var a *ABI
+	switch m {
+	case elf.EM_AARCH64:
+		a = &aarch64
+		if order == binary.BigEndian {
+			a = &aarch64BE
+		}
+	case elf.EM_S390:
+		a = &s390x
+	case elf.EM_X86_64:
+		a = &x8664
+	default:
+		return nil, fmt.Errorf("no unwinding ABI for ELF machine %v (supported: aarch64, s390x, x86-64)", m)
+	}
+	if order != nil && order != a.Order {
+		return nil, fmt.Errorf("%s with %v byte order is not supported", a.Name, order)
+	}
+	return a, nil
+}
+
+// ForSFrame returns the ABI for an SFrame ABI/arch identifier.
+func ForSFrame(id uint8) (*ABI, error) {
+	switch id {
+	case SFrameAArch64BE:
+		return &aarch64BE, nil
+	case SFrameAArch64LE:
+		return &aarch64, nil
+	case SFrameAMD64LE:
+		return &x8664, nil
+	case SFrameS390XBE:
+		return &s390x, nil
+	}
+	return nil, fmt.Errorf("unknown SFrame ABI/arch %d", id)
+}
