@@ -46,7 +46,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	out := fs.String("o", "perf.data", "write the perf.data recording to `FILE`")
 	auxOut := fs.String("aux", "", "also write the raw SPE byte stream (the AUX area contents) to `FILE`")
 	model := fs.String("cpu", "neoverse-n1", "core and SPE model: neoverse-n1, neoverse-v2, spe-max")
-	auxPages := fs.Int("aux-pages", 128, "size of the AUX area in 4 KiB `PAGES` (perf's -m)")
+	auxSize := fs.String("aux-pages", "128", "AUX area `SIZE`: 4 KiB pages, or bytes with a B/K/M/G suffix (the AUX part of perf's -m)")
 	noDrain := fs.Bool("no-drain", false, "perf never reads the AUX area while the program runs (it fills up and truncates)")
 	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM, getrandom and SPE jitter")
 	maxInsns := fs.Uint64("max-insns", 0, "stop with an error after `N` instructions")
@@ -61,61 +61,22 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	preset, feats, err := speFeatures(*model)
+	auxPages, note, err := spe.ParseAuxSize(*auxSize)
+	if err != nil {
+		return fmt.Errorf("--aux-pages: %w", err)
+	}
+	if note != "" {
+		fmt.Fprintf(stderr, "simrun record: %s\n", note)
+	}
+	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
+		Regs: regs, Cfg: cpu.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
+	r, err := job.run()
 	if err != nil {
 		return err
 	}
-	cfg, err := spe.ParseEvent(*event, &feats)
-	if err != nil {
-		return err
-	}
-	cfg.Period = *period
-	if *auxPages < 2 || *auxPages > 1<<18 {
-		return fmt.Errorf("--aux-pages %d: need 2 to %d pages", *auxPages, 1<<18)
-	}
+	m, u, d, data, exit := r.m, r.u, r.d, r.data, r.exit
 	prog := fs.Arg(0)
-	m, err := cpu.Load(prog, cpu.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns})
-	if err != nil {
-		return err
-	}
-	if err := m.EnableTiming(preset); err != nil {
-		return err
-	}
-	u, err := spe.NewUnit(feats, *seed)
-	if err != nil {
-		return err
-	}
-	u.ContextID = 1000 // the guest's pid
-	d, err := spe.NewDriver(u, cfg, *auxPages, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
-	if err != nil {
-		return err
-	}
-	d.Drain = !*noDrain
-	for _, kv := range regs {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fmt.Errorf("--spe-reg %q: want NAME=VALUE", kv)
-		}
-		reg, err := spe.RegByName(name)
-		if err != nil {
-			return fmt.Errorf("--spe-reg: %w", err)
-		}
-		v, err := parseUint(val)
-		if err != nil {
-			return fmt.Errorf("--spe-reg %s: %w", name, err)
-		}
-		if err := u.Regs.SetChecked(reg, v); err != nil {
-			return fmt.Errorf("--spe-reg: %w", err)
-		}
-	}
-	rec := spe.NewRecorder(m, u, d)
-	exit, err := m.Run()
-	if err != nil {
-		return err
-	}
-	rec.Finish()
-	data, truncated := d.Data()
-	if err := writeRecording(*out, prog, fs.Args(), m, d, feats, preset, cfg); err != nil {
+	if err := writeRecording(*out, prog, fs.Args(), r); err != nil {
 		return err
 	}
 	if *auxOut != "" {
@@ -129,8 +90,8 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	for _, e := range d.Errors {
 		fmt.Fprintf(stderr, "simrun record: arm_spe_pmu: %s\n", e)
 	}
-	note := ""
-	if truncated {
+	note = ""
+	if r.truncated {
 		note = ", AUX area full: recording truncated (use a larger --aux-pages)"
 	}
 	fmt.Fprintf(stderr, "[ simrun record: wrote %s: %d SPE records, %d bytes of SPE data, %d instructions%s ]\n",
@@ -145,6 +106,87 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// recordJob is one SPE recording: what simrun record was asked to do.
+type recordJob struct {
+	Event    string // perf event spec, arm_spe/TERMS/
+	Period   uint64
+	Model    string   // CPU model (timing preset and SPE features)
+	AuxPages int      // AUX area size in pages
+	Drain    bool     // perf reads the AUX area while the program runs
+	Regs     []string // NAME=VALUE register writes after the driver's
+	Cfg      cpu.Config
+}
+
+// recording is what a recordJob produced.
+type recording struct {
+	m         *cpu.Machine
+	u         *spe.Unit
+	d         *spe.Driver
+	feats     spe.Features
+	preset    *cpu.CPUPreset
+	cfg       *spe.Config
+	exit      *cpu.Exit
+	data      []byte // the AUX stream
+	truncated bool
+}
+
+// run loads and runs the program with the timing model and the SPE unit
+// programmed as the Linux driver would.
+func (j *recordJob) run() (*recording, error) {
+	preset, feats, err := speFeatures(j.Model)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := spe.ParseEvent(j.Event, &feats)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Period = j.Period
+	m, err := cpu.Load(j.Cfg.Args[0], j.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.EnableTiming(preset); err != nil {
+		return nil, err
+	}
+	u, err := spe.NewUnit(feats, j.Cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	u.ContextID = 1000 // the guest's pid
+	d, err := spe.NewDriver(u, cfg, j.AuxPages, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
+	if err != nil {
+		return nil, err
+	}
+	d.Drain = j.Drain
+	for _, kv := range j.Regs {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("--spe-reg %q: want NAME=VALUE", kv)
+		}
+		reg, err := spe.RegByName(name)
+		if err != nil {
+			return nil, fmt.Errorf("--spe-reg: %w", err)
+		}
+		v, err := parseUint(val)
+		if err != nil {
+			return nil, fmt.Errorf("--spe-reg %s: %w", name, err)
+		}
+		if err := u.Regs.SetChecked(reg, v); err != nil {
+			return nil, fmt.Errorf("--spe-reg: %w", err)
+		}
+	}
+	rec := spe.NewRecorder(m, u, d)
+	exit, err := m.Run()
+	if err != nil {
+		return nil, err
+	}
+	rec.Finish()
+	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit}
+	r.data, r.truncated = d.Data()
+	return r, nil
+}
+
 func printSPEStats(w io.Writer, u *spe.Unit) {
 	p := u.PMU
 	fmt.Fprintf(w, "SPE %v: SAMPLE_POP %d, SAMPLE_FEED %d, SAMPLE_FILTRATE %d, SAMPLE_COLLISION %d, SAMPLE_BUFFER_FULL %d\n",
@@ -155,7 +197,8 @@ func printSPEStats(w io.Writer, u *spe.Unit) {
 
 // writeRecording writes the perf.data file: the program's mappings, the
 // AUX chunks as perf record copied them, and the event description.
-func writeRecording(path, prog string, argv []string, m *cpu.Machine, d *spe.Driver, f spe.Features, p *cpu.CPUPreset, c *spe.Config) error {
+func writeRecording(path, prog string, argv []string, r *recording) error {
+	m, d, p, c := r.m, r.d, r.preset, r.cfg
 	abs, err := filepath.Abs(prog)
 	if err != nil {
 		return err

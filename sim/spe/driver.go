@@ -2,6 +2,8 @@ package spe
 
 import (
 	"fmt"
+	"math/bits"
+	"strconv"
 
 	"simrun/sim/cpu"
 )
@@ -52,10 +54,65 @@ type Driver struct {
 // auxBase is where simrun maps the AUX area in the kernel's address space.
 const auxBase = 0xffff800010000000
 
+// MaxAuxPages bounds the AUX area simrun maps (1 GiB).
+const MaxAuxPages = 1 << 18
+
+// ParseAuxSize reads an AUX area size as perf's -m takes it: a number of
+// pages, or a size in bytes with a B, K, M or G suffix. The kernel maps
+// only whole pages, a power of two of them, at least 2 for arm_spe_pmu:
+// a size that is not a page multiple is an error (mmap fails with EINVAL);
+// a page count that is not a power of two is rounded up, as perf does,
+// and note says so.
+func ParseAuxSize(s string) (pages int, note string, err error) {
+	num, unit := s, uint64(0)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'B', 'b':
+			unit = 1
+		case 'K', 'k':
+			unit = 1 << 10
+		case 'M', 'm':
+			unit = 1 << 20
+		case 'G', 'g':
+			unit = 1 << 30
+		}
+		if unit != 0 {
+			num = s[:n-1]
+		}
+	}
+	v, perr := strconv.ParseUint(num, 0, 64)
+	if perr != nil || v == 0 {
+		return 0, "", fmt.Errorf("AUX area size %q: want a number of pages or a size such as 512K", s)
+	}
+	n := v
+	if unit != 0 {
+		if v > MaxAuxPages*cpu.PageSize/unit {
+			return 0, "", fmt.Errorf("AUX area size %s is larger than simrun's %d MiB", s, MaxAuxPages*cpu.PageSize>>20)
+		}
+		bytes := v * unit
+		if bytes%cpu.PageSize != 0 {
+			return 0, "", fmt.Errorf("AUX area size %s (%d bytes) is not a multiple of the %d-byte page: the kernel cannot map it", s, bytes, cpu.PageSize)
+		}
+		n = bytes / cpu.PageSize
+	}
+	if n < 2 {
+		return 0, "", fmt.Errorf("AUX area of %d page: arm_spe_pmu needs at least 2", n)
+	}
+	if n > MaxAuxPages {
+		return 0, "", fmt.Errorf("AUX area of %d pages is larger than simrun's %d", n, MaxAuxPages)
+	}
+	if n&(n-1) != 0 {
+		r := uint64(1) << bits.Len64(n)
+		note = fmt.Sprintf("rounding AUX area size to %dK (%d pages): the kernel maps a power of two", r*cpu.PageSize>>10, r)
+		n = r
+	}
+	return int(n), note, nil
+}
+
 // NewDriver maps an AUX area of pages pages for u and programs it for c.
 func NewDriver(u *Unit, c *Config, pages int, now func() uint64) (*Driver, error) {
-	if pages < 2 {
-		return nil, fmt.Errorf("AUX area of %d pages: perf needs at least 2", pages)
+	if pages < 2 || pages > MaxAuxPages || pages&(pages-1) != 0 {
+		return nil, fmt.Errorf("AUX area of %d pages: arm_spe_pmu needs a power of two from 2 to %d", pages, MaxAuxPages)
 	}
 	d := &Driver{U: u, Config: c, Base: auxBase, Size: uint64(pages) * cpu.PageSize, Drain: true, now: now}
 	u.Mem = cpu.NewMemory()

@@ -26,6 +26,12 @@ type Choices struct {
 	// ReservedFM: PMBLIMITR.FM = 0b01 or 0b11 (#25). Default: fill mode;
 	// CURejectAll makes it discard mode.
 	ReservedFM CU
+	// BadPointer: a record is about to be written while the pointer
+	// restrictions are violated, PMBPTR > LIMIT - 2^MaxSize or
+	// PMBPTR[63:56] != LIMIT[63:56] (#10). Default (CUFilterOff): a
+	// buffer-full management event before any byte is written, counted as
+	// SAMPLE_BUFFER_FULL; CURejectAll: the record is silently discarded.
+	BadPointer CU
 }
 
 // DefaultChoices returns simrun's default choices.

@@ -208,7 +208,7 @@ func TestEncodeDecode(t *testing.T) {
 	var dump bytes.Buffer
 	require.NoError(t, Dump(&dump, rec))
 	want := `.
-. ... ARM SPE data: size 0x34 bytes
+. ... ARM SPE data: size 0x31 bytes
 .  00000000:  64 92 10 00 00                                  CONTEXT 0x1092 el1
 .  00000005:  98 09 00                                        LAT 9 TOT
 .  00000008:  99 02 00                                        LAT 2 ISSUE
@@ -218,10 +218,9 @@ func TestEncodeDecode(t *testing.T) {
 .  00000020:  53 00 00                                        DATA-SOURCE 0
 .  00000023:  49 00                                           LD GP-REG
 .  00000025:  52 16 00                                        EV RETIRED L1D-ACCESS TLB-ACCESS
-.  00000028:  00 00 00                                        PAD
-.  0000002b:  71 c8 cc 10 00 00 00 00 00                      TS 1101000
+.  00000028:  71 c8 cc 10 00 00 00 00 00                      TS 1101000
 `
-	_ = want
+	assert.Equal(t, want, dump.String())
 	recs, err := Records(rec)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
@@ -384,4 +383,72 @@ func TestBufferFault(t *testing.T) {
 	last := d.Events[len(d.Events)-1]
 	assert.Equal(t, uint64(AuxTruncated|AuxPartial), last.Flags, "the record was split at the fault")
 	assert.Contains(t, Syndrome(0x24<<26|1<<17|0x07), "FSC 0x07")
+}
+
+// TestBufferPointerRestrictions: a limit below the pointer (SPE.md §10
+// #10) raises buffer full before any byte is written, or with the other
+// choice discards the record silently; a bad limit via SetChecked is
+// accepted (it is not a reserved-bit error) and so reaches this path.
+func TestBufferPointerRestrictions(t *testing.T) {
+	for _, choice := range []CU{CUFilterOff, CURejectAll} {
+		u := newTestUnit(t, "neoverse-n1")
+		u.Ch.BadPointer = choice
+		c, _ := ParseEvent("arm_spe//", &u.F)
+		c.Period = 256
+		_, err := NewDriver(u, c, 4, nil)
+		require.NoError(t, err)
+		u.OnManagement = nil // the unit alone: no driver restart
+		ptr := u.Regs.Get(PMBPTR)
+		require.NoError(t, u.Regs.SetChecked(PMBLIMITR, ptr|pmblimitrE), "limit == pointer")
+		u.NextSelection()
+		u.Start(10)
+		u.Complete(&Sample{Op: cpu.Op{PC: 0x400000}}, 11, 0)
+		assert.Equal(t, ptr, u.Regs.Get(PMBPTR), "nothing written")
+		assert.Zero(t, u.Written)
+		bsr := u.Regs.Get(PMBSR)
+		if choice == CUFilterOff {
+			assert.Equal(t, uint64(pmbsrS|bscFull), bsr, Syndrome(bsr))
+			assert.Equal(t, "buffer full", Syndrome(bsr))
+			assert.Equal(t, uint64(1), u.PMU.SampleBufferFull)
+		} else {
+			assert.Zero(t, bsr)
+			assert.True(t, u.Enabled(), "discarding keeps profiling on")
+		}
+	}
+	// a limit of 0 with E=1 does not wrap around
+	u := newTestUnit(t, "neoverse-n1")
+	u.Regs.Set(PMBLIMITR, pmblimitrE)
+	assert.True(t, u.full(0))
+}
+
+func TestParseAuxSize(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		pages int
+		note  bool
+	}{{"2", 2, false}, {"128", 128, false}, {"100", 128, true}, {"64K", 16, false}, {"1M", 256, false},
+		{"8192B", 2, false}, {"12K", 4, true}, {"0x10", 16, false}} {
+		p, note, err := ParseAuxSize(c.in)
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.pages, p, c.in)
+		assert.Equal(t, c.note, note != "", "%s: %q", c.in, note)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"5000B", "not a multiple of the 4096-byte page"},
+		{"6K", "not a multiple of the 4096-byte page"},
+		{"1", "needs at least 2"},
+		{"4K", "needs at least 2"},
+		{"0", "want a number of pages"},
+		{"x", "want a number of pages"},
+		{"", "want a number of pages"},
+		{"-4", "want a number of pages"},
+		{"2G", "larger than simrun's 1024 MiB"},
+		{"99999999999G", "larger than"},
+		{"1000000", "larger than simrun's"},
+	} {
+		_, _, err := ParseAuxSize(c.in)
+		assert.ErrorContains(t, err, c.want, c.in)
+	}
+	_, err := NewDriver(newTestUnit(t, "neoverse-n1"), &Config{Period: 4096}, 3, nil)
+	assert.ErrorContains(t, err, "power of two")
 }

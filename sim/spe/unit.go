@@ -170,12 +170,27 @@ func (u *Unit) physical(va uint64) uint64 {
 // limit is the first address after the buffer.
 func (u *Unit) limit() uint64 { return u.Regs.Get(PMBLIMITR) &^ 0xfff }
 
-// write stores a record at PMBPTR byte by byte (SPE.md §7.2): a fault
+// full is the buffer-full condition for a pointer: no room for a record of
+// the maximum size below the limit (SPE.md §7.3).
+func (u *Unit) full(ptr uint64) bool {
+	max := uint64(1) << u.F.MaxSize
+	return u.limit() < max || ptr > u.limit()-max
+}
+
+// write stores a record at PMBPTR byte by byte (SPE.md §7.2), if the
+// pointer restrictions hold (else Choices.BadPointer decides): a fault
 // stops profiling with a stage 1 data abort syndrome, PMBPTR left at the
 // faulting byte; after a complete record, the buffer-full check.
 func (u *Unit) write(rec []byte) {
 	r := u.Regs
 	start := r.v[PMBPTR]
+	if u.full(start) || start>>56 != r.v[PMBLIMITR]>>56 {
+		if u.Ch.BadPointer == CUFilterOff {
+			u.PMU.SampleBufferFull++
+			u.management(ecBuffer<<pmbsrECSh | pmbsrS | bscFull)
+		}
+		return
+	}
 	for _, b := range rec {
 		ptr := r.v[PMBPTR]
 		if ptr >= u.limit() || !u.Mem.Store8(ptr, b) {
@@ -193,7 +208,7 @@ func (u *Unit) write(rec []byte) {
 		r.v[PMBPTR] = ptr + 1
 	}
 	u.Written++
-	if r.v[PMBPTR] > u.limit()-1<<u.F.MaxSize {
+	if u.full(r.v[PMBPTR]) {
 		u.PMU.SampleBufferFull++
 		u.management(ecBuffer<<pmbsrECSh | pmbsrS | bscFull)
 	}
