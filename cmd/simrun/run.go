@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,7 +68,10 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return err
 		}
 		if err := m.EnableTiming(p); err != nil {
-			return err
+			if *cpuModel != "" || !errors.Is(err, cpu.ErrNoTiming) {
+				return err
+			}
+			fmt.Fprintf(stderr, "simrun: --stats: %v: cycles and cache statistics are not shown\n", err)
 		}
 	}
 	var observers []func(*cpu.Machine) error

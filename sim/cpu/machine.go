@@ -273,6 +273,10 @@ type RetireConsumer interface {
 
 const logBatch = 4096
 
+// ErrNoTiming: the core does not log its retired operations, so the timing
+// model (and SPE) cannot run on it.
+var ErrNoTiming = errors.New("no timing model support yet")
+
 // EnableTiming turns the timing model on with preset p. The model runs on
 // its own goroutine, a batch of operations behind the core; the machine
 // waits for it only where its state is needed (the virtual clock, the end
@@ -280,7 +284,7 @@ const logBatch = 4096
 func (m *Machine) EnableTiming(p *CPUPreset) error {
 	l, ok := m.Core.(Logger)
 	if !ok {
-		return fmt.Errorf("the %s core has no timing model support yet", m.Arch.Name)
+		return fmt.Errorf("the %s core: %w", m.Arch.Name, ErrNoTiming)
 	}
 	m.Timing = NewTiming(p)
 	m.pipe = &timingPipe{work: make(chan batch, 2), free: make(chan *RetireLog, 3)}
