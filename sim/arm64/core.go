@@ -12,6 +12,7 @@ import (
 
 // Core is an A64 CPU at EL0.
 type Core struct {
+	needEA  [numOps]bool  // logged operations of this kind carry a data address
 	x       [256]uint64   // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
 	v       [32][2]uint64 // SIMD&FP registers: [0] = bits 63:0, [1] = bits 127:64
 	nzcv    uint32        // N=8 Z=4 C=2 V=1
@@ -113,8 +114,33 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 	if n < 4 {
 		return false, &cpu.Fault{PC: pc, Kind: cpu.FaultFetch, Err: c.mem.Fault}
 	}
-	*p.Slot(pc) = decode(binary.LittleEndian.Uint32(b[:]), pc)
+	in := p.Slot(pc)
+	*in = decode(binary.LittleEndian.Uint32(b[:]), pc)
+	if p.Infos != nil {
+		c.describeSlot(p, in, pc)
+	}
 	return false, nil
+}
+
+// describeSlot fills the timing description of a decoded slot, and notes
+// whether the logging needs the data address for its kind of operation.
+func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
+	info := p.Info(pc)
+	*info = describe(in)
+	if info.Access != 0 || info.Flags&cpu.OpConditional != 0 {
+		c.needEA[in.op] = true
+	}
+	return info
+}
+
+// describePage gives a page that was decoded before logging started its
+// descriptions.
+func (c *Core) describePage(p *codePage) {
+	for i := range p.Slots {
+		if in := &p.Slots[i]; in.op != opNone {
+			c.describeSlot(p, in, p.Base+uint64(i)*4)
+		}
+	}
 }
 
 // condHolds[cond] has bit nzcv set when the condition holds for those flags.

@@ -250,4 +250,5 @@ const (
 	// AdvSIMD (vector and scalar) data processing: see simd.go.
 	opSimd
 	opSimdImm // modified immediate: ra = sub-op, imm = 64-bit pattern
+	numOps
 )

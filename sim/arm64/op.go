@@ -433,11 +433,13 @@ func (c *Core) branchTarget(in *inst) (uint64, bool) {
 
 // slotInfo returns the cached description of the slot for pc.
 func (c *Core) slotInfo(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
-	info := p.Info(pc)
-	if !info.Valid {
-		*info = describe(in)
+	if p.Infos == nil {
+		c.describePage(p)
 	}
-	return info
+	if info := p.Info(pc); info.Valid {
+		return info
+	}
+	return c.describeSlot(p, in, pc)
 }
 
 // NextOp classifies the instruction at pc for SPE and tracing, computing

@@ -12,7 +12,10 @@ import (
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	x := &c.x
 	mem := c.mem
-	log := c.log
+	var log []cpu.Retired // entry k: the k-th instruction this Run retires
+	if c.log != nil {
+		log = c.log.Ops[:cap(c.log.Ops)]
+	}
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -31,21 +34,18 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			page, base = p, pc&^cpu.PageMask
 			if log != nil && page.Infos == nil {
-				page.Info(pc) // allocates the descriptions
+				c.describePage(page)
 			}
 			off = pc - base
 		}
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
 		if log != nil && in.op != opNone {
 			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
-			if !info.Valid {
-				*info = describe(in)
-			}
 			var ea uint64
-			if info.Access != 0 || info.Flags&cpu.OpConditional != 0 {
+			if c.needEA[in.op] {
 				ea = c.dynamicEA(in, info)
 			}
-			log.Ops = append(log.Ops, cpu.Retired{Info: info, PC: pc, EA: ea})
+			log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
 		}
 		switch in.op {
 		case opNone:

@@ -45,7 +45,7 @@ type Machine struct {
 	Timing    *Timing
 	Consumers []RetireConsumer
 	log       *RetireLog
-	pipe      *timingPipe
+	times     []OpTiming // details for the consumers, reused
 
 	os     linuxState
 	rng    *rand.Rand
@@ -191,7 +191,7 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 		}
 	}
 	if m.log != nil {
-		budget = min(budget, uint64(cap(m.log.Ops)-len(m.log.Ops)))
+		budget = min(budget, uint64(cap(m.log.Ops)-1)) // room for a faulting one
 	}
 	n, stop := m.Core.Run(budget)
 	m.Insns += n
@@ -251,7 +251,6 @@ func (m *Machine) Note(format string, args ...any) {
 // preset's frequency, or 1 ns per retired instruction without it.
 func (m *Machine) VirtualNanos() uint64 {
 	if m.Timing != nil {
-		m.syncTiming()
 		return m.Timing.Nanos(m.Timing.Cycle())
 	}
 	return m.Insns
@@ -271,116 +270,60 @@ type RetireConsumer interface {
 	Retired(m *Machine, ops []Retired, want []int, details []OpTiming)
 }
 
-const logBatch = 4096
+// logBatch is how many operations the core logs before the model times
+// them: small enough that the log stays in the host's caches.
+const logBatch = 1024
 
 // ErrNoTiming: the core does not log its retired operations, so the timing
 // model (and SPE) cannot run on it.
 var ErrNoTiming = errors.New("no timing model support yet")
 
-// EnableTiming turns the timing model on with preset p. The model runs on
-// its own goroutine, a batch of operations behind the core; the machine
-// waits for it only where its state is needed (the virtual clock, the end
-// of the run), so results do not depend on the scheduling.
+// EnableTiming turns the timing model on with preset p. The core logs
+// what it retires; after each batch the model times it and the consumers
+// see it, so the model is never more than one batch behind the core.
 func (m *Machine) EnableTiming(p *CPUPreset) error {
 	l, ok := m.Core.(Logger)
 	if !ok {
 		return fmt.Errorf("the %s core: %w", m.Arch.Name, ErrNoTiming)
 	}
 	m.Timing = NewTiming(p)
-	m.pipe = &timingPipe{work: make(chan batch, 2), free: make(chan *RetireLog, 3)}
-	for i := 0; i < 2; i++ {
-		m.pipe.pool = append(m.pipe.pool, &RetireLog{Ops: make([]Retired, 0, logBatch)})
-	}
-	go m.timingWorker()
-	m.log = m.pipe.take()
+	m.log = &RetireLog{Ops: make([]Retired, 0, logBatch)}
 	l.SetLog(m.log)
 	return nil
 }
 
-type batch struct {
-	log  *RetireLog
-	next uint64 // pc after the batch
-}
-
-type timingPipe struct {
-	work    chan batch
-	free    chan *RetireLog
-	pool    []*RetireLog
-	pending int
-	times   []OpTiming
-}
-
-func (p *timingPipe) take() *RetireLog {
-	if len(p.pool) == 0 {
-		p.pool = append(p.pool, <-p.free)
-		p.pending--
-	}
-	l := p.pool[len(p.pool)-1]
-	p.pool = p.pool[:len(p.pool)-1]
-	return l
-}
-
-// syncTiming waits until every logged operation has been timed.
-func (m *Machine) syncTiming() {
-	if m.pipe == nil {
-		return
-	}
-	for m.pipe.pending > 0 {
-		m.pipe.pool = append(m.pipe.pool, <-m.pipe.free)
-		m.pipe.pending--
-	}
-}
-
-// StopTiming waits for the timing model and ends its goroutine; the
-// consumers have then seen every operation.
+// StopTiming detaches the log from the core; the consumers have then seen
+// every operation.
 func (m *Machine) StopTiming() {
-	if m.pipe == nil {
+	if m.log == nil {
 		return
 	}
-	m.syncTiming()
-	close(m.pipe.work)
-	m.pipe = nil
 	m.log = nil
 	m.Core.(Logger).SetLog(nil)
 }
 
-// retire sends the operations logged by the last Run (of which n retired;
-// a faulting instruction is logged but does not retire) to the timing
-// goroutine and gives the core an empty log.
+// retire times the operations logged by the last Run (of which n retired;
+// a faulting instruction is logged but does not retire), hands them to
+// the consumers and empties the log.
 func (m *Machine) retire(n uint64) {
-	if uint64(len(m.log.Ops)) > n {
-		m.log.Ops = m.log.Ops[:n]
-	}
-	if len(m.log.Ops) == 0 {
+	ops := m.log.Ops[:n]
+	if n == 0 {
 		return
 	}
-	m.pipe.work <- batch{log: m.log, next: m.Core.PC()}
-	m.pipe.pending++
-	m.log = m.pipe.take()
-	m.Core.(Logger).SetLog(m.log)
-}
-
-func (m *Machine) timingWorker() {
-	p := m.pipe
-	for b := range p.work {
-		ops := b.log.Ops
-		var want []int
-		for _, c := range m.Consumers { // one detail-wanting consumer in practice
-			want = append(want, c.Want(ops)...)
-		}
-		if len(m.Consumers) > 1 {
-			sort.Ints(want)
-		}
-		if cap(p.times) < len(want) {
-			p.times = make([]OpTiming, len(want))
-		}
-		details := p.times[:len(want)]
-		m.Timing.Run(ops, b.next, want, details)
-		for _, c := range m.Consumers {
-			c.Retired(m, ops, want, details)
-		}
-		b.log.Ops = b.log.Ops[:0]
-		p.free <- b.log
+	var want []int
+	for _, c := range m.Consumers { // one detail-wanting consumer in practice
+		want = append(want, c.Want(ops)...)
+	}
+	if len(m.Consumers) > 1 {
+		sort.Ints(want)
+	}
+	if cap(m.times) < len(want) {
+		m.times = make([]OpTiming, len(want))
+	}
+	details := m.times[:len(want)]
+	m.Timing.Run(ops, m.Core.PC(), want, details)
+	for _, c := range m.Consumers {
+		c.Retired(m, ops, want, details)
 	}
 }
 

@@ -69,6 +69,7 @@ type OpInfo struct {
 	NSrc   uint8
 	NDst   uint8
 	Flags  OpFlags
+	blk    *timingBlock // the run starting here, once summarised
 }
 
 // AddSrc and AddDst record register dependencies (RegNone and registers
@@ -102,7 +103,10 @@ type Retired struct {
 	EA uint64
 }
 
-// RetireLog collects retired operations for the timing model.
+// RetireLog collects retired operations for the timing model. A core's
+// Run writes entry k of Ops[:cap(Ops)] for the k-th instruction it
+// retires (and may write the one after for an instruction that faults);
+// the machine takes the first n, n being what Run reports retired.
 type RetireLog struct {
 	Ops []Retired
 }
@@ -169,6 +173,7 @@ type cache struct {
 	ways, setMask int
 	lineShift     uint
 	tags          []uint64 // sets*ways, 0 = empty (tags stored +1)
+	last          uint64   // the line accessed last (it heads its set)
 	Accesses      uint64
 	Misses        uint64
 }
@@ -192,9 +197,16 @@ func newCache(c CacheConfig) *cache {
 func (c *cache) access(addr uint64) bool {
 	c.Accesses++
 	line := addr>>c.lineShift + 1
+	if line == c.last { // already most recently used: nothing moves
+		return true
+	}
+	c.last = line
 	set := c.tags[(int(line)&c.setMask)*c.ways:][:c.ways]
-	for i, t := range set {
-		if t == line {
+	if set[0] == line {
+		return true
+	}
+	for i := 1; i < len(set); i++ {
+		if set[i] == line {
 			copy(set[1:i+1], set[:i])
 			set[0] = line
 			return true
@@ -260,6 +272,13 @@ type Timing struct {
 	btb      map[uint64]uint64
 	ras      []uint64
 	Stats    TimingStats
+	// NoBlocks times every operation on its own (for tests: the block
+	// summaries must give the same cycles).
+	NoBlocks bool
+
+	res           [maxBlock]memResult // a run's accesses, made before its timing
+	nres, resNext int
+	outVals       [256]uint64
 }
 
 // NewTiming returns a cold model of preset p.
@@ -274,65 +293,58 @@ func (t *Timing) Cycle() uint64 { return t.cycle }
 // Run times a batch of retired operations; next is the pc after the last
 // one. For the operations whose indices are in want (ascending) it fills
 // out[k] with the details; the others only advance the model.
+//
+// Straight-line runs of operations ending at a branch are timed as a
+// whole from a summary (see block); a run whose accesses miss the L1D or
+// TLB, that holds a wanted operation or that the batch cuts, goes
+// operation by operation. Both give the same cycles.
 func (t *Timing) Run(ops []Retired, next uint64, want []int, out []OpTiming) {
-	nextWant := -1
+	nextWant := len(ops)
 	if len(want) > 0 {
 		nextWant = want[0]
 	}
-	for i := 0; i < len(ops); i++ {
-		i = t.fast(ops, i, nextWant)
-		if i == len(ops) {
-			break
+	for i := 0; i < len(ops); {
+		in := ops[i].Info
+		b := in.blk
+		if b == nil || i+int(b.n) > len(ops) || ops[i+int(b.n)-1].Info != b.last {
+			if b = t.buildBlock(ops, i); b == nil {
+				nextWant = t.step(ops, i, next, want, out, nextWant, nil)
+				i++
+				continue
+			}
 		}
+		n := int(b.n)
 		nx := next
-		if i+1 < len(ops) {
-			nx = ops[i+1].PC
+		if i+n < len(ops) {
+			nx = ops[i+n].PC
 		}
-		nextWant = t.slow(ops, i, nx, want, out, nextWant)
+		if nextWant >= i+n && !t.NoBlocks && t.blockAccesses(ops[i:i+n], b) {
+			t.runBlock(ops[i:i+n], b, nx)
+		} else {
+			for j := i; j < i+n; j++ {
+				nj := nx
+				if j+1 < i+n {
+					nj = ops[j+1].PC
+				}
+				var pre *memResult
+				if ops[j].Info.Access != 0 && t.nres > 0 {
+					pre = &t.res[t.resNext]
+					t.resNext++
+				}
+				nextWant = t.step(ops, j, nj, want, out, nextWant, pre)
+			}
+			t.nres, t.resNext = 0, 0
+		}
+		i += n
 	}
 	t.Stats.Insns += uint64(len(ops))
 	t.Stats.Cycles = t.cycle
 }
 
-// fast times register-to-register operations from ops[i] on and returns
-// the index of the first one that needs the slow path (a load, store,
-// branch, conditional or wanted operation), or len(ops). It is a small
-// loop so that its state stays in registers.
-func (t *Timing) fast(ops []Retired, i int, stop int) int {
-	lats := &t.P.Lat
-	ready := &t.ready
-	cycle := t.cycle
-	var stall uint64
-	for ; i < len(ops); i++ {
-		in := ops[i].Info
-		if in.Class != ClassOther || in.Flags&OpConditional != 0 || i == stop {
-			break
-		}
-		s, d := in.Src, in.Dst
-		issue := max(cycle, ready[uint8(s)], ready[uint8(s>>8)], ready[uint8(s>>16)], ready[uint8(s>>24)])
-		// A one-cycle result is ready for whatever issues next: store
-		// "always ready" (0), a value that does not depend on this
-		// operation, so the next one need not wait for it.
-		v := uint64(0)
-		if lat := uint64(lats[in.Unit&(numUnits-1)]); lat > 1 {
-			v = issue + lat
-		}
-		ready[uint8(d)] = v
-		if d>>8 != regSink*0x0101 {
-			ready[uint8(d>>8)], ready[uint8(d>>16)] = v, v
-		}
-		stall += issue - cycle
-		cycle = issue + 1
-	}
-	t.cycle = cycle
-	t.Stats.StallCycles += stall
-	return i
-}
-
-// slow times operation i (its successor is at next): memory accesses,
-// branches, conditional operations and the wanted ones, whose details go
+// step times operation i (its successor is at next); pre, if not nil, is
+// its memory access, already made. The details of a wanted operation go
 // to out. It returns the next wanted index.
-func (t *Timing) slow(ops []Retired, i int, next uint64, want []int, out []OpTiming, nextWant int) int {
+func (t *Timing) step(ops []Retired, i int, next uint64, want []int, out []OpTiming, nextWant int, pre *memResult) int {
 	r := &ops[i]
 	in := r.Info
 	dispatch := t.cycle
@@ -341,8 +353,19 @@ func (t *Timing) slow(ops []Retired, i int, next uint64, want []int, out []OpTim
 	issue := max(dispatch, ready[uint8(sr)], ready[uint8(sr>>8)], ready[uint8(sr>>16)], ready[uint8(sr>>24)])
 	var d OpTiming
 	lat := uint64(t.P.Lat[in.Unit&(numUnits-1)])
-	if in.Class != ClassOther || in.Flags&OpConditional != 0 {
-		lat += t.memOrBranch(r, next, &d)
+	switch {
+	case in.Access != 0:
+		m := pre
+		if m == nil {
+			m = &t.res[0]
+			t.access(r, m)
+		}
+		lat += m.lat
+		d.XlatLat, d.Events, d.DS, d.DSValid = m.xlat, m.events, m.ds, in.Class != ClassStore
+	case in.Class == ClassBranch:
+		t.branch(r, next, &d)
+	case in.Flags&OpConditional != 0:
+		d.Taken = r.EA != 0
 	}
 	done := issue + max(lat, 1)
 	ready[uint8(in.Dst)], ready[uint8(in.Dst>>8)], ready[uint8(in.Dst>>16)] = done, done, done
@@ -356,7 +379,7 @@ func (t *Timing) slow(ops []Retired, i int, next uint64, want []int, out []OpTim
 		d.Events |= EvRetired
 		w := sort.SearchInts(want, i)
 		out[w] = d
-		nextWant = -1
+		nextWant = len(ops)
 		if w+1 < len(want) {
 			nextWant = want[w+1]
 		}
@@ -364,64 +387,69 @@ func (t *Timing) slow(ops []Retired, i int, next uint64, want []int, out []OpTim
 	return nextWant
 }
 
-// memOrBranch models the memory access or branch of r (next: the pc after
-// it) and returns the latency it adds; d gets events and data source.
-func (t *Timing) memOrBranch(r *Retired, next uint64, d *OpTiming) uint64 {
+// memResult is the outcome of one data access.
+type memResult struct {
+	lat    uint64 // cycles the access adds to the operation
+	xlat   uint32 // translation latency
+	events uint64
+	ds     uint8
+}
+
+// access runs r's data access through the TLB and the cache hierarchy.
+func (t *Timing) access(r *Retired, m *memResult) {
 	in := r.Info
 	p := t.P
-	switch in.Class {
-	case ClassLoad, ClassStore, ClassLoadAtomic:
-		xlat := uint64(p.TLB.Latency)
-		t.Stats.TLBAccess++
-		d.Events = EvTLBAccess | EvL1DAccess
-		if !t.tlb.access(r.EA) {
-			t.Stats.TLBWalk++
-			xlat += uint64(p.Walk)
-			d.Events |= EvTLBWalk
-		}
-		d.XlatLat = uint32(xlat)
-		mem := uint64(p.L1D.Latency)
-		t.Stats.L1DAccess++
-		d.DS, d.DSValid = DSL1D, in.Class != ClassStore
-		if !t.l1.access(r.EA) {
-			t.Stats.L1DRefill++
-			t.Stats.L2Access++
-			d.Events |= EvL1DRefill | EvL2DAccess
-			mem = uint64(p.L2.Latency)
-			d.DS = DSL2
-			if !t.l2.access(r.EA) {
-				t.Stats.L2Refill++
-				t.Stats.LLCAccess++
-				d.Events |= EvL2DMiss | EvLLCAccess
-				mem = uint64(p.LLC.Latency)
-				d.DS = DSLLC
-				if !t.llc.access(r.EA) {
-					t.Stats.LLCMiss++
-					d.Events |= EvLLCMiss
-					mem = uint64(p.DRAM)
-					d.DS = DSDRAM
-				}
+	xlat := uint64(p.TLB.Latency)
+	t.Stats.TLBAccess++
+	m.events = EvTLBAccess | EvL1DAccess
+	if !t.tlb.access(r.EA) {
+		t.Stats.TLBWalk++
+		xlat += uint64(p.Walk)
+		m.events |= EvTLBWalk
+	}
+	m.xlat = uint32(xlat)
+	mem := uint64(p.L1D.Latency)
+	t.Stats.L1DAccess++
+	m.ds = DSL1D
+	if !t.l1.access(r.EA) {
+		t.Stats.L1DRefill++
+		t.Stats.L2Access++
+		m.events |= EvL1DRefill | EvL2DAccess
+		mem = uint64(p.L2.Latency)
+		m.ds = DSL2
+		if !t.l2.access(r.EA) {
+			t.Stats.L2Refill++
+			t.Stats.LLCAccess++
+			m.events |= EvL2DMiss | EvLLCAccess
+			mem = uint64(p.LLC.Latency)
+			m.ds = DSLLC
+			if !t.llc.access(r.EA) {
+				t.Stats.LLCMiss++
+				m.events |= EvLLCMiss
+				mem = uint64(p.DRAM)
+				m.ds = DSDRAM
 			}
 		}
-		if in.Class == ClassStore && p.StoreBuf {
-			return xlat // the store buffer hides the cache
-		}
-		return xlat + mem
-	case ClassBranch:
-		t.Stats.Branches++
-		d.Taken = next != r.PC+uint64(in.Size)
-		d.Next = next
-		if t.mispredicted(r, in, next, d.Taken) {
-			t.Stats.Mispredicts++
-			d.Events |= EvMispredict
-		}
-		if !d.Taken && in.Flags&OpConditional != 0 {
-			t.Stats.NotTaken++
-		}
-	default: // conditional select / compare
-		d.Taken = r.EA != 0
 	}
-	return 0
+	m.lat = xlat + mem
+	if in.Class == ClassStore && p.StoreBuf {
+		m.lat = xlat // the store buffer hides the cache
+	}
+}
+
+// branch runs the predictors for branch r whose successor is at next.
+func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
+	in := r.Info
+	t.Stats.Branches++
+	d.Taken = next != r.PC+uint64(in.Size)
+	d.Next = next
+	if t.mispredicted(r, in, next, d.Taken) {
+		t.Stats.Mispredicts++
+		d.Events |= EvMispredict
+	}
+	if !d.Taken && in.Flags&OpConditional != 0 {
+		t.Stats.NotTaken++
+	}
 }
 
 // mispredicted runs the predictors: a bimodal table for conditional
