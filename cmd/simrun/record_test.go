@@ -139,7 +139,11 @@ func TestSPEDumpGolden(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
-	st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,load_filter=1/", "-c", "1024", "-o", data, b.Path)
+	// argv[0] sits on the guest's stack: a path relative to this package
+	// keeps stack addresses the same wherever the repository is cloned.
+	prog, err := filepath.Rel(".", b.Path)
+	require.NoError(t, err)
+	st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,load_filter=1/", "-c", "1024", "-o", data, prog)
 	require.Equal(t, 36, st, stderr) // listchase's own exit status
 	st, dump, stderr := run(t, "spe", "dump", data)
 	require.Equal(t, 0, st, stderr)
