@@ -141,7 +141,9 @@ func TestSPEDumpGolden(t *testing.T) {
 	data := filepath.Join(dir, "perf.data")
 	// argv[0] sits on the guest's stack: a path relative to this package
 	// keeps stack addresses the same wherever the repository is cloned.
-	prog, err := filepath.Rel(".", b.Path)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	prog, err := filepath.Rel(wd, b.Path)
 	require.NoError(t, err)
 	st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,load_filter=1/", "-c", "1024", "-o", data, prog)
 	require.Equal(t, 36, st, stderr) // listchase's own exit status
