@@ -23,9 +23,10 @@ import (
 
 // Config is one build configuration.
 type Config struct {
-	Name string // directory under bin/, e.g. "aarch64-O2"
-	Arch string // "arm64" or "s390x"
-	Opt  string // gcc optimisation flags, e.g. "-O2 -march=z13"
+	Name  string // directory under bin/, e.g. "aarch64-O2"
+	Arch  string // "arm64" or "s390x"
+	Opt   string // gcc optimisation flags, e.g. "-O2 -march=z13"
+	Glibc bool   // a configuration of the glibc programs (glibc/, see GlibcBinaries)
 }
 
 // Configs lists every configuration the Makefile builds.
@@ -42,9 +43,24 @@ var Configs = []Config{
 // Run it with an empty environment (env -i) for reproducible stacks.
 func (c Config) QemuCommand() []string {
 	if c.Arch == "arm64" {
-		return []string{"qemu-aarch64", "-seed", "1", "-cpu", "max,sve=off,sme=off,pauth=off"}
+		return []string{"qemu-aarch64", "-seed", "1", "-cpu", c.QemuCPU()}
 	}
 	return []string{"qemu-s390x", "-seed", "1"}
+}
+
+// QemuCPU is qemu's -cpu model for the configuration ("" = qemu's
+// default). glibc programs run as the CPU simrun shows the guest (its
+// HWCAP and ID registers decide which routines glibc picks); the
+// freestanding programs on qemu's max model without SVE, SME and pointer
+// authentication.
+func (c Config) QemuCPU() string {
+	switch {
+	case c.Arch != "arm64":
+		return ""
+	case c.Glibc:
+		return "cortex-a72"
+	}
+	return "max,sve=off,sme=off,pauth=off"
 }
 
 // Binary is one built program in one configuration.
@@ -58,6 +74,9 @@ type Binary struct {
 // Expected returns the recorded stdout and exit status of a run with the
 // default arguments and an empty environment.
 func (b Binary) Expected() (stdout []byte, status int, err error) {
+	if b.Config.Glibc {
+		return expectedIn(GlibcDir(), b.Name)
+	}
 	return Expected(b.Name)
 }
 
@@ -117,7 +136,11 @@ func Find(config, name string) (Binary, error) {
 // Expected returns the recorded stdout and exit status of program name
 // (expected/NAME.stdout and expected/NAME.status).
 func Expected(name string) (stdout []byte, status int, err error) {
-	base := filepath.Join(Dir(), "expected", name)
+	return expectedIn(Dir(), name)
+}
+
+func expectedIn(dir, name string) (stdout []byte, status int, err error) {
+	base := filepath.Join(dir, "expected", name)
 	stdout, err = os.ReadFile(base + ".stdout")
 	if err != nil {
 		return nil, 0, err

@@ -15,11 +15,14 @@ import (
 const regen = "run `make -C programs all sums`"
 
 // readSums parses SHA256SUMS into path (relative to Dir) -> hex digest.
-func readSums(t *testing.T) map[string]string {
+func readSums(t *testing.T) map[string]string { return readSumsIn(t, Dir()) }
+
+// readSumsIn parses dir/SHA256SUMS.
+func readSumsIn(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(Dir(), "SHA256SUMS"))
+	f, err := os.Open(filepath.Join(dir, "SHA256SUMS"))
 	if err != nil {
-		t.Fatalf("programs/SHA256SUMS: %v (%s)", err, regen)
+		t.Fatalf("%s/SHA256SUMS: %v (%s)", dir, err, regen)
 	}
 	defer f.Close()
 	sums := map[string]string{}

@@ -81,6 +81,17 @@ func (c *Core) State(s *cpu.State) {
 	}
 }
 
+// SetGPR writes State.GPR[i] (x0-x30, 31 = sp), for the differential
+// test.
+func (c *Core) SetGPR(i int, v uint64) {
+	switch {
+	case i >= 0 && i <= 30:
+		c.x[i] = v
+	case i == 31:
+		c.x[rSP] = v
+	}
+}
+
 // Reg returns a register by DWARF number (x0-x30 = 0-30, sp = 31,
 // v0-v31 = 64-95 as their low 64 bits).
 func (c *Core) Reg(dwarf int) (uint64, bool) {

@@ -202,6 +202,9 @@ func simd(sub int, rd, rn, rm uint32, es uint8, flags uint8, imm uint64) inst {
 func qflag(w uint32) uint8 { return uint8(field(w, 30, 1)) * sfQ }
 
 func decodeAdvSIMD(w uint32) inst {
+	if in, ok := decodeCrypto(w); ok {
+		return in
+	}
 	rd, rn, rm := field(w, 0, 5), field(w, 5, 5), field(w, 16, 5)
 	scalar := field(w, 28, 1) == 1 // 01x1 1110 forms
 	if scalar && (w>>30) != 1 {
@@ -751,10 +754,10 @@ func decodeThreeDiff(w uint32, flags uint8) inst {
 	case 14:
 		sub = vPmull
 		if u || (size != 0 && size != 3) {
-			return undef(w) // 64-bit pmull needs the crypto extension, which simrun leaves out
-		}
-		if size == 3 {
 			return undef(w)
+		}
+		if size == 3 { // the 64-bit form belongs to the AES extension
+			return simd(vPmull64, rd, rn, rm, 3, f, 0)
 		}
 	}
 	if sub == vAddhn || sub == vSubhn {

@@ -21,21 +21,26 @@ import (
 // register (general, NZCV, SIMD&FP) with qemu's trace.
 const lockstepInsns = 500000
 
-// TestQemuDifferential runs every bundled arm64 binary under qemu-aarch64
-// and simrun: same stdout, exit status and retired-instruction count, and
-// the same registers before each of the first lockstepInsns instructions.
+// TestQemuDifferential runs every bundled arm64 binary, the freestanding
+// ones and the glibc ones, under qemu-aarch64 and simrun: same stdout, exit
+// status and retired-instruction count, and the same registers before each
+// of the first lockstepInsns instructions.
 func TestQemuDifferential(t *testing.T) {
 	oracle.Require(t, "arm64")
-	bins := programs.Binaries("arm64")
+	bins := append(programs.Binaries("arm64"), programs.GlibcBinaries("arm64")...)
 	require.NotEmpty(t, bins)
 	for _, b := range bins {
 		b := b
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
 			t.Parallel()
-			res, err := difftest.Run(context.Background(), b.Path, difftest.Options{Args: b.Args, Lockstep: lockstepInsns, FP: true})
+			res, err := difftest.Run(context.Background(), b.Path, difftest.Options{Args: b.Args, Lockstep: lockstepInsns, FP: true, CPU: b.Config.QemuCPU()})
 			require.NoError(t, err)
-			t.Logf("%d instructions, %d compared in lockstep", res.Insns, res.Compared)
+			t.Logf("%d instructions, %d compared in lockstep, %d host values adopted", res.Insns, res.Compared, res.Adopted)
 			require.Equal(t, min(res.Insns, lockstepInsns), res.Compared)
+			want, status, err := b.Expected()
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(res.Stdout), "stdout against expected/")
+			require.Equal(t, status, res.Status, "status against expected/")
 		})
 	}
 }

@@ -47,6 +47,10 @@ var randomGroups = []struct {
 	{"simd-scalar", 0xdf000000, 0x5e000000, 3},
 	{"simd-scalar-u", 0xdf000000, 0x7e000000, 2},
 	{"simd-scalar-shift/elem", 0xdf000000, 0x5f000000, 2},
+	{"crypto-aes", 0xffffcc00, 0x4e284800, 1},
+	{"crypto-sha-3reg", 0xffe08c00, 0x5e000000, 1},
+	{"crypto-sha-2reg", 0xffffcc00, 0x5e280800, 1},
+	{"pmull-1q", 0xbfe0fc00, 0x0ee0e000, 1},
 }
 
 // edge values for registers and lanes

@@ -1024,6 +1024,9 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 			}
 			setLane(&r, es, i, z)
 		}
+	case vAese, vAesd, vAesmc, vAesimc, vSha1c, vSha1p, vSha1m, vSha1su0, vSha256h, vSha256h2, vSha256su1,
+		vSha1h, vSha1su1, vSha256su0, vPmull64:
+		r = execCrypto(sub, d, a, b, p2)
 	default:
 		return &cpu.Fault{PC: pc, Kind: cpu.FaultInternal, Err: fmt.Errorf("AdvSIMD sub-op %d has no executor", sub)}
 	}

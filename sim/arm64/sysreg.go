@@ -9,10 +9,11 @@ import (
 
 var littleEndian = binary.LittleEndian
 
-// Values of the ID and cache registers user space can read. They describe
-// what simrun implements (and agree with HWCAP, see arch.go).
+// Values of the ID and cache registers user space can read: those of
+// qemu's cortex-a72 as Linux shows them (and agreeing with HWCAP, see
+// arch.go).
 const (
-	valMIDR  = 0x413fd0c1 // Arm Neoverse N1 r3p1
+	valMIDR  = 0x410fd083 // Arm Cortex-A72 r0p3
 	valMPIDR = 0x80000000
 	valCTR   = 0x8444c004 // 64-byte I/D cache lines, PIPT I-cache
 	valDCZID = 4          // DC ZVA zeroes 64-byte blocks
@@ -27,10 +28,8 @@ func idAA64(enc uint32) uint64 {
 	switch {
 	case crm == 4 && op2 == 0: // ID_AA64PFR0_EL1: EL0 AArch64, FP and AdvSIMD present (0)
 		return 0x0000000000000011
-	case crm == 6 && op2 == 0: // ID_AA64ISAR0_EL1: Atomic = 2 (LSE), CRC32 = 1
-		return 0x0000000000210000
-	case crm == 6 && op2 == 1: // ID_AA64ISAR1_EL1: LRCPC = 1
-		return 0x0000000000100000
+	case crm == 6 && op2 == 0: // ID_AA64ISAR0_EL1: CRC32 = 1, SHA2 = 1, SHA1 = 1, AES = 2 (with PMULL)
+		return 0x0000000000011120
 	}
 	return 0
 }

@@ -40,14 +40,15 @@ type Arch struct {
 	Stat func(order binary.ByteOrder, st *Stat) []byte
 
 	// Register facts for tracing and unwinding.
-	GPRNames   []string // order of State.GPR, e.g. x0..x30, sp
-	FlagsName  string   // "nzcv" or "cc"
-	NumVec     int      // vector registers in State.Vec
-	DwarfSP    int
-	DwarfFP    int
-	DwarfRA    int
-	InsnAlign  uint64 // required pc alignment
-	MaxInsnLen int
+	GPRNames      []string // order of State.GPR, e.g. x0..x30, sp
+	SyscallResult int      // index in State.GPR of the register a syscall returns in
+	FlagsName     string   // "nzcv" or "cc"
+	NumVec        int      // vector registers in State.Vec
+	DwarfSP       int
+	DwarfFP       int
+	DwarfRA       int
+	InsnAlign     uint64 // required pc alignment
+	MaxInsnLen    int
 
 	// NewCore returns a CPU with all registers zero for machine m.
 	NewCore func(m *Machine) Core
@@ -120,6 +121,12 @@ type Core interface {
 	// current state (class, access address, branch outcome); ok is false
 	// when it cannot be fetched or decoded.
 	NextOp(op *Op) (ok bool)
+}
+
+// GPRWriter is implemented by cores whose general registers can be set
+// by State.GPR index (the differential test adopts host-dependent values).
+type GPRWriter interface {
+	SetGPR(i int, v uint64)
 }
 
 // StopKind says why Core.Run returned.

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"time"
@@ -48,7 +48,8 @@ type Machine struct {
 	times     []OpTiming // details for the consumers, reused
 
 	os     linuxState
-	rng    *rand.Rand
+	rng    *guestRandom
+	exe    string // what /proc/self/exe points to
 	exited bool
 	status int
 	fault  *Fault
@@ -87,8 +88,8 @@ func New(path string, data []byte, cfg Config) (*Machine, error) {
 	if cfg.Notes == nil {
 		cfg.Notes = cfg.Stderr
 	}
-	m := &Machine{Arch: arch, Mem: NewMemory(), Cfg: cfg}
-	m.rng = rand.New(rand.NewChaCha8(seedBytes(cfg.Seed)))
+	m := &Machine{Arch: arch, Mem: NewMemory(), Cfg: cfg, exe: exePath(path)}
+	m.rng = newGuestRandom(cfg.Seed)
 	// Address-space layout as qemu-user 7.2 builds it: a static-PIE image at
 	// the mmap base followed by a 32 MiB brk reservation; then the stack
 	// (8 MiB plus a guard page) and the signal trampoline page.
@@ -118,17 +119,17 @@ const (
 	brkReserve = 32 << 20
 )
 
-func seedBytes(seed uint64) [32]byte {
-	var b [32]byte
-	for i := 0; i < 4; i++ {
-		v := seed + uint64(i)*0x9e3779b97f4a7c15
-		v ^= v >> 31
-		v *= 0xbf58476d1ce4e5b9
-		for j := 0; j < 8; j++ {
-			b[i*8+j] = byte(v >> (8 * j))
-		}
+// exePath is the program's absolute path with symbolic links resolved,
+// as qemu-user reports /proc/self/exe.
+func exePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
 	}
-	return b
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }
 
 // Exited reports whether the guest has exited (or faulted).

@@ -100,9 +100,7 @@ func (m *Machine) setupStack() (uint64, error) {
 	sp = sp&^15 - 16
 	random := sp
 	var rnd [16]byte
-	for i := range rnd {
-		rnd[i] = byte(m.rng.Uint32())
-	}
+	m.rng.fill(rnd[:])
 	_ = m.Mem.Poke(random, rnd[:])
 
 	aux := [][2]uint64{

@@ -189,9 +189,9 @@ var sysDefs = map[string]sysDef{
 	"gettimeofday":    {Full, "virtual clock", sysGettimeofday},
 	"nanosleep":       {Full, "advances the virtual clock", sysNanosleep},
 	"clock_nanosleep": {Full, "advances the virtual clock", sysClockNanosleep},
-	"getrandom":       {Full, "deterministic bytes from --seed", sysGetrandom},
+	"getrandom":       {Full, "deterministic bytes from --seed: the same stream as qemu-user -seed", sysGetrandom},
 	"set_tid_address": {Full, "", sysSetTidAddress},
-	"set_robust_list": {Full, "recorded, single-threaded", sysZero},
+	"set_robust_list": {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; single-threaded programs do not notice)", sysENOSYS},
 	"getpid":          {Full, "fixed pid 1000", sysGetpid},
 	"gettid":          {Full, "fixed tid 1000", sysGetpid},
 	"getppid":         {Full, "fixed ppid 1", sysOne},
@@ -211,8 +211,8 @@ var sysDefs = map[string]sysDef{
 	"lseek":           {Partial, "fds 0-2 are not seekable: ESPIPE", sysLseek},
 	"openat":          {Denied, "no file system: ENOENT", sysENOENT},
 	"open":            {Denied, "no file system: ENOENT", sysENOENT},
-	"readlinkat":      {Denied, "no file system: ENOENT", sysENOENT},
-	"readlink":        {Denied, "no file system: ENOENT", sysENOENT},
+	"readlinkat":      {Partial, "/proc/self/exe: the program's absolute path, as qemu-user; other paths ENOENT (no file system)", sysReadlinkat},
+	"readlink":        {Partial, "as readlinkat", sysReadlink},
 	"faccessat":       {Denied, "no file system: ENOENT", sysENOENT},
 	"access":          {Denied, "no file system: ENOENT", sysENOENT},
 	"getcwd":          {Partial, "always \"/\"", sysGetcwd},
@@ -595,9 +595,7 @@ func sysClockNanosleep(m *Machine, a [6]uint64) uint64 {
 func sysGetrandom(m *Machine, a [6]uint64) uint64 {
 	n := min(a[1], 1<<25)
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(m.rng.Uint32())
-	}
+	m.rng.fill(b)
 	if !m.writeGuest(a[0], b) {
 		return errno(EFAULT)
 	}
@@ -714,6 +712,33 @@ func sysFstat(m *Machine, a [6]uint64) uint64 {
 		return errno(EBADF)
 	}
 	return m.putStat(a[0], a[1])
+}
+
+func sysReadlink(m *Machine, a [6]uint64) uint64 {
+	return sysReadlinkat(m, [6]uint64{atFDCWD, a[0], a[1], a[2]})
+}
+
+const atFDCWD = ^uint64(99) // -100
+
+func sysReadlinkat(m *Machine, a [6]uint64) uint64 {
+	path, err := m.Mem.ReadCString(a[1], 4096)
+	if err != nil {
+		return errno(EFAULT)
+	}
+	if path != "/proc/self/exe" || int64(a[3]) <= 0 {
+		if int64(a[3]) <= 0 {
+			return errno(EINVAL)
+		}
+		return errno(ENOENT)
+	}
+	b := []byte(m.exe)
+	if uint64(len(b)) > a[3] {
+		b = b[:a[3]]
+	}
+	if !m.writeGuest(a[2], b) {
+		return errno(EFAULT)
+	}
+	return uint64(len(b))
 }
 
 func sysNewfstatat(m *Machine, a [6]uint64) uint64 {

@@ -7,6 +7,7 @@ package difftest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -20,6 +21,7 @@ type Options struct {
 	Args     []string // argv[1:]
 	Lockstep int      // compare registers for this many instructions (0: none)
 	FP       bool     // include SIMD&FP registers in the lockstep comparison
+	CPU      string   // qemu's -cpu model (see oracle.Options.CPU)
 }
 
 // Result summarises a comparison.
@@ -29,7 +31,13 @@ type Result struct {
 	Stdout   []byte
 	Status   int
 	Fault    string // simrun's fault message when the guest died of a signal
+	// Adopted counts values simrun took from qemu so that the lockstep
+	// comparison can go on: syscall results that are the host's (process
+	// and thread ids) and getrandom bytes (see adoptRandom).
+	Adopted int
 }
+
+var errLockstepDone = errors.New("lockstep part done")
 
 // Mismatch describes the first difference found.
 type Mismatch struct {
@@ -52,11 +60,20 @@ func Run(ctx context.Context, prog string, opt Options) (*Result, error) {
 		return nil, err
 	}
 	d := &differ{prog: prog, m: m, fp: opt.FP}
-	qopt := oracle.Options{FP: opt.FP, Args: opt.Args}
+	qopt := oracle.Options{FP: opt.FP, Args: opt.Args, CPU: opt.CPU}
 	var res *oracle.Result
 	if opt.Lockstep > 0 {
-		qopt.Max = opt.Lockstep
-		res, err = oracle.Trace(ctx, prog, qopt, d.step)
+		// Single-stepped qemu is slow: stop it once the lockstep part is
+		// done and count the rest with a normal run.
+		res, err = oracle.Trace(ctx, prog, qopt, func(r *oracle.Record) error {
+			if d.n >= uint64(opt.Lockstep) {
+				return errLockstepDone
+			}
+			return d.step(r)
+		})
+		if errors.Is(err, errLockstepDone) {
+			res, err = oracle.Count(ctx, prog, qopt)
+		}
 	} else {
 		res, err = oracle.Count(ctx, prog, qopt)
 	}
@@ -71,7 +88,7 @@ func Run(ctx context.Context, prog string, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Insns: res.Insns, Compared: d.n, Stdout: res.Stdout, Status: res.Status}
+	r := &Result{Insns: res.Insns, Compared: d.n, Stdout: res.Stdout, Status: res.Status, Adopted: d.adopted}
 	var problems []string
 	if !bytes.Equal(out.Bytes(), res.Stdout) {
 		problems = append(problems, fmt.Sprintf("stdout differs:\n  qemu:   %q\n  simrun: %q", clip(res.Stdout), clip(out.Bytes())))
@@ -124,7 +141,14 @@ type differ struct {
 	prevPC    uint64
 	prevText  string
 	exit      *cpu.Exit
+	adopt     bool // the last instruction was a host-dependent syscall
+	adopted   int
+	random    [][2]uint64 // guest ranges getrandom filled (address, length)
 }
+
+// hostDependent are the syscalls whose results come from the host under
+// qemu (process and thread ids): the differ gives simrun qemu's value.
+var hostDependent = []string{"getpid", "gettid", "getppid", "set_tid_address"}
 
 // step compares the state before qemu's record r with simrun's, then
 // executes one simrun instruction.
@@ -136,6 +160,11 @@ func (d *differ) step(r *oracle.Record) error {
 			why = ": " + d.exit.Fault.Error()
 		}
 		return &Mismatch{Prog: d.prog, Msg: fmt.Sprintf("simrun ended after %d instructions%s; qemu goes on at pc 0x%x", m.Insns, why, r.PC)}
+	}
+	if d.adopt {
+		d.adopt = false
+		d.adopted++
+		m.Core.SetSyscallResult(r.R[m.Arch.SyscallResult])
 	}
 	m.Core.State(&d.st)
 	if d.n == 0 {
@@ -164,6 +193,9 @@ func (d *differ) step(r *oracle.Record) error {
 			}
 		}
 	}
+	if len(diffs) > 0 && d.adoptRandom(r) {
+		return d.step(r)
+	}
 	if len(diffs) > 0 {
 		where := "at the start"
 		if d.n > 0 {
@@ -172,13 +204,60 @@ func (d *differ) step(r *oracle.Record) error {
 		return &Mismatch{Prog: d.prog, Msg: fmt.Sprintf("state differs %s, before pc 0x%x:\n  %s", where, r.PC, strings.Join(diffs, "\n  "))}
 	}
 	d.prevPC, d.prevText = d.st.PC, d.disasm(d.st.PC)
+	nr, args := m.Core.Syscall()
+	calls := m.Syscalls
 	exit, err := m.RunFor(1)
 	if err != nil {
 		return err
 	}
+	if m.Syscalls > calls && nr == m.Arch.Syscalls["getrandom"] {
+		d.random = append(d.random, [2]uint64{args[0], min(args[1], 1<<16)})
+	}
+	if m.Syscalls > calls {
+		for _, name := range hostDependent {
+			if n, ok := m.Arch.Syscalls[name]; ok && n == nr {
+				d.adopt = true
+			}
+		}
+	}
 	d.exit = exit
 	d.n++
 	return nil
+}
+
+// adoptRandom handles the one input qemu takes from the host that reaches
+// registers in ordinary programs: getrandom's bytes (glibc's malloc keys
+// its tcache with them). When a general register differs and simrun's
+// value is a doubleword of what its getrandom wrote, simrun takes qemu's
+// value for both the memory and the register. It reports whether it
+// changed anything.
+func (d *differ) adoptRandom(r *oracle.Record) bool {
+	m := d.m
+	w, ok := m.Core.(cpu.GPRWriter)
+	if !ok || len(d.random) == 0 {
+		return false
+	}
+	changed := false
+	for i, v := range d.st.GPR {
+		if r.R[i] == v {
+			continue
+		}
+		for _, rg := range d.random {
+			for off := uint64(0); off+8 <= rg[1]; off++ {
+				b, err := m.Mem.ReadBytes(rg[0]+off, 8)
+				if err != nil || m.Arch.ByteOrder.Uint64(b) != v {
+					continue
+				}
+				m.Arch.ByteOrder.PutUint64(b, r.R[i])
+				if m.Mem.Poke(rg[0]+off, b) == nil {
+					w.SetGPR(i, r.R[i])
+					d.adopted++
+					changed = true
+				}
+			}
+		}
+	}
+	return changed
 }
 
 func (d *differ) disasm(pc uint64) string {

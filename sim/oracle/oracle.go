@@ -74,6 +74,10 @@ type Options struct {
 	// path is passed to qemu unchanged, so a relative path is relative to
 	// Dir.
 	Dir string
+	// CPU is qemu's -cpu model ("" = arm64 max,sve=off,sme=off,pauth=off,
+	// s390x qemu's default). glibc programs need the model whose ID
+	// registers and HWCAP simrun shows the guest: cortex-a72 on arm64.
+	CPU string
 	// Plugin (Count only) is the pccount plugin: a prebuilt shared object
 	// (".so") or the C source, which is compiled with the host gcc into a
 	// cache directory once.  "" = find plugin/pccount.c of the shared
@@ -119,8 +123,11 @@ var qemuBinary = map[string]string{
 }
 
 // qemuArgs are the options every run gets, before the tracing options.
-func qemuArgs(arch string) []string {
-	if arch == "arm64" {
+func qemuArgs(arch, cpu string) []string {
+	switch {
+	case cpu != "":
+		return []string{"-seed", "1", "-cpu", cpu}
+	case arch == "arm64":
 		return []string{"-seed", "1", "-cpu", "max,sve=off,sme=off,pauth=off"}
 	}
 	return []string{"-seed", "1"}
@@ -273,7 +280,7 @@ func Trace(ctx context.Context, prog string, opt Options, fn func(*Record) error
 	if opt.FP {
 		items += ",fpu"
 	}
-	args := append(qemuArgs(arch), "-singlestep", "-d", items, "-D", fifo, prog)
+	args := append(qemuArgs(arch, opt.CPU), "-singlestep", "-d", items, "-D", fifo, prog)
 	args = append(args, opt.Args...)
 	var stdout, stderr bytes.Buffer
 	cmd := command(ctx, bin, args, opt, &stdout, &stderr)
@@ -382,7 +389,7 @@ func Count(ctx context.Context, prog string, opt Options) (*Result, error) {
 	if strings.Contains(lib, ",") || strings.Contains(out, ",") {
 		return nil, fail("plugin path %q or output %q contains a comma, which qemu's -plugin option cannot take", lib, out)
 	}
-	args := append(qemuArgs(arch), "-plugin", lib+",out="+out, prog)
+	args := append(qemuArgs(arch, opt.CPU), "-plugin", lib+",out="+out, prog)
 	args = append(args, opt.Args...)
 	var stdout, stderr bytes.Buffer
 	cmd := command(ctx, bin, args, opt, &stdout, &stderr)

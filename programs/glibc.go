@@ -1,0 +1,50 @@
+package programs
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The glibc programs: C and C++ sources in glibc/src linked statically
+// against Debian 12's cross glibc 2.36 (and libstdc++) into
+// glibc/bin/CONFIG/NAME, with their own expected/ and SHA256SUMS.
+// Rebuild with `make -C programs/glibc all sums` (see its Makefile).
+
+// GlibcConfigs lists the configurations of the glibc programs.
+var GlibcConfigs = []Config{
+	{Name: "aarch64-glibc-O2", Arch: "arm64", Opt: "-O2 -static", Glibc: true},
+	{Name: "s390x-glibc-O2", Arch: "s390x", Opt: "-O2 -static", Glibc: true},
+}
+
+// GlibcDir is the directory of the glibc programs.
+func GlibcDir() string { return filepath.Join(Dir(), "glibc") }
+
+// GlibcNames returns the glibc program names (glibc/src/*.c and *.cc
+// without the extension), sorted.
+func GlibcNames() []string {
+	var names []string
+	for _, pat := range []string{"*.c", "*.cc"} {
+		files, _ := filepath.Glob(filepath.Join(GlibcDir(), "src", pat))
+		for _, f := range files {
+			names = append(names, strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// GlibcBinaries returns every glibc program built for arch ("" = all),
+// ordered by configuration and then by name.
+func GlibcBinaries(arch string) []Binary {
+	var out []Binary
+	for _, c := range GlibcConfigs {
+		if arch != "" && c.Arch != arch {
+			continue
+		}
+		for _, n := range GlibcNames() {
+			out = append(out, Binary{Config: c, Name: n, Path: filepath.Join(GlibcDir(), "bin", c.Name, n)})
+		}
+	}
+	return out
+}
