@@ -189,7 +189,7 @@ var sysDefs = map[string]sysDef{
 	"gettimeofday":    {Full, "virtual clock", sysGettimeofday},
 	"nanosleep":       {Full, "advances the virtual clock", sysNanosleep},
 	"clock_nanosleep": {Full, "advances the virtual clock", sysClockNanosleep},
-	"getrandom":       {Full, "deterministic bytes from --seed: the same stream as qemu-user -seed", sysGetrandom},
+	"getrandom":       {Full, "deterministic bytes from --seed, continuing the AT_RANDOM stream (qemu-user passes getrandom to the host)", sysGetrandom},
 	"set_tid_address": {Full, "", sysSetTidAddress},
 	"set_robust_list": {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; single-threaded programs do not notice)", sysENOSYS},
 	"getpid":          {Full, "fixed pid 1000", sysGetpid},
