@@ -3,6 +3,7 @@ module simrun
 go 1.26.0
 
 require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/arch v0.33.0
 )

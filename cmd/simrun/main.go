@@ -29,6 +29,7 @@ Commands:
   sframe    print a program's SFrame section as objdump --sframe does, or emit one from .eh_frame
   record    run a program with a virtual Arm SPE unit and write a perf.data
   spe       dump SPE data, explain SPE register values
+  report    write a self-contained HTML report of a simrun record perf.data
   help      show help for a command
 
 Examples:
@@ -36,6 +37,12 @@ Examples:
   simrun run --stats programs/bin/aarch64-O2/fib 25
   simrun run --trace --max-insns 20 programs/bin/aarch64-O0/hello
   simrun run --trace-json trace.jsonl --trace-fp programs/bin/aarch64-O2/vecsum
+  simrun record -e arm_spe/ts_enable=1,load_filter=1/ -c 1024 --format perf,pprof,folded programs/bin/aarch64-O2/listchase
+  simrun report -o report.html perf.data
+  go tool pprof -top perf.pb.gz; flamegraph.pl perf.folded > flame.svg
+
+Exit status: a program's own (128+signal after a fault); 1 when simrun
+fails; 2 for a usage error.
 
 Run 'simrun help <command>' for the flags of a command.
 `
@@ -65,6 +72,8 @@ func mainStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdRecord(args[1:], stdin, stdout, stderr)
 	case "spe":
 		err = cmdSPE(args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 {
 			return mainStatus([]string{args[1], "--help"}, stdin, stdout, stderr)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"simrun/sim/cpu"
 	"simrun/sim/profile"
@@ -14,10 +16,27 @@ import (
 )
 
 const recordExamples = `simrun record -e arm_spe/ts_enable=1,load_filter=1/ -c 4096 -o perf.data programs/bin/aarch64-O2/listchase
-simrun record -e 'arm_spe/ts_enable=1,min_latency=32/' -c 1024 programs/bin/aarch64-O2/sort
+simrun record --format perf,pprof,folded -c 1024 programs/bin/aarch64-O2/listchase
+go tool pprof -top perf.pb.gz; flamegraph.pl perf.folded > flame.svg
+simrun record --format folded=lat.folded --weight total -e arm_spe/min_latency=32/ -c 1024 programs/bin/aarch64-O2/sort
+simrun record --format script,json -e arm_spe/event_filter=0x8/ -c 1024 programs/bin/aarch64-O2/listchase
 simrun record --cpu spe-max -e arm_spe/float_filter=1,float_filter_mask=1/ programs/bin/aarch64-O2/fpmath
 simrun record --spe-reg PMSFCR=0x20003 -c 2048 programs/bin/aarch64-O2/vecsum
+simrun report -o report.html perf.data
 perf report -D -i perf.data; perf script -i perf.data; perf mem report -i perf.data
+
+Formats (--format, comma-separated or repeated; NAME=FILE picks the file):
+  perf     perf.data with the SPE AUX data, for perf and simrun report (the -o FILE)
+  pprof    gzipped profile.proto for go tool pprof (default FILE: -o with .pb.gz for .data)
+  folded   folded stacks for flamegraph.pl and speedscope, weighted by --weight (.folded)
+  script   one text block per sample: time, pc, symbol, op, addresses, latencies,
+           data source, events, callchain (.script)
+  json     JSON Lines: the run, then every field of every record
+           (.jsonl; schema: sim/profile/simrun-samples.schema.json)
+
+Exit status: the program's own (128+signal after a fault); 1 when simrun
+fails (bad program file, unwritable output: nothing is left half-written);
+2 for a usage error (unknown flag, term or format).
 `
 
 // speFeatures picks the SPE implementation of a CPU model: the timing
@@ -39,11 +58,76 @@ func speFeatures(model string) (*cpu.CPUPreset, spe.Features, error) {
 	return p, f, err
 }
 
+// recordFormats are the outputs simrun record writes, and the file name
+// each gets from -o when --format does not name one: -o's name with its
+// .data suffix replaced.
+var recordFormats = []struct{ name, ext string }{
+	{"perf", ""}, {"pprof", ".pb.gz"}, {"folded", ".folded"}, {"script", ".script"}, {"json", ".jsonl"},
+}
+
+// output is one file simrun record writes.
+type output struct {
+	format string
+	path   string
+}
+
+// parseFormats reads the --format values (each a comma-separated list of
+// NAME or NAME=FILE) into outputs; perfPath is -o.
+func parseFormats(values []string, perfPath string) ([]output, error) {
+	if len(values) == 0 {
+		values = []string{"perf"}
+	}
+	base := strings.TrimSuffix(perfPath, ".data")
+	var outs []output
+	seen := map[string]bool{}
+	paths := map[string]string{}
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			name, file, named := strings.Cut(strings.TrimSpace(item), "=")
+			ext, known := "", false
+			var names []string
+			for _, f := range recordFormats {
+				names = append(names, f.name)
+				if f.name == name {
+					ext, known = f.ext, true
+				}
+			}
+			switch {
+			case !known:
+				return nil, fmt.Errorf("--format: unknown format %q (known: %s)", name, strings.Join(names, ", "))
+			case seen[name]:
+				return nil, fmt.Errorf("--format: %s given twice", name)
+			case named && file == "":
+				return nil, fmt.Errorf("--format %s=: give a file name", name)
+			case named && name == "perf":
+				return nil, fmt.Errorf("--format perf=%s: the perf.data file is -o's", file)
+			}
+			seen[name] = true
+			if !named {
+				file = perfPath
+				if name != "perf" {
+					file = base + ext
+				}
+			}
+			if other, ok := paths[filepath.Clean(file)]; ok {
+				return nil, fmt.Errorf("--format: %s and %s would both write %s", other, name, file)
+			}
+			paths[filepath.Clean(file)] = name
+			outs = append(outs, output{format: name, path: file})
+		}
+	}
+	return outs, nil
+}
+
 func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("record", "record [flags] PROG [ARGS...]", indent(recordExamples), stderr)
 	event := fs.String("e", "arm_spe//", "perf `EVENT` of the arm_spe PMU with its terms (see simrun spe terms)")
 	period := fs.Uint64("c", 4096, "sample `PERIOD` in operations (PMSIRR.INTERVAL; rounded down to a multiple of 256)")
-	out := fs.String("o", "perf.data", "write the perf.data recording to `FILE`")
+	out := fs.String("o", "perf.data", "write the perf.data recording to `FILE` (other formats are named after it)")
+	var formats multiFlag
+	fs.Var(&formats, "format", "what to write: `LIST` of perf, pprof, folded, script, json, each NAME or NAME=FILE (default perf; repeatable)")
+	weight := fs.String("weight", "samples", "what folded stacks count: `W` = samples, or the sum of the total, issue or xlat latency (cycles)")
+	quiet := fs.Bool("quiet", false, "print nothing but errors and the program's own output (no progress, no summary line)")
 	auxOut := fs.String("aux", "", "also write the raw SPE byte stream (the AUX area contents) to `FILE`")
 	model := fs.String("cpu", "neoverse-n1", "core and SPE model: neoverse-n1, neoverse-v2, spe-max")
 	auxSize := fs.String("aux-pages", "128", "AUX area `SIZE`: 4 KiB pages, or bytes with a B/K/M/G suffix (the AUX part of perf's -m)")
@@ -61,28 +145,81 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
+	outs, err := parseFormats(formats, *out)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun record: %v\n", err)
+		return errUsage
+	}
+	w, err := profile.ParseWeight(*weight)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun record: --weight: %v\n", err)
+		return errUsage
+	}
 	auxPages, note, err := spe.ParseAuxSize(*auxSize)
 	if err != nil {
 		return fmt.Errorf("--aux-pages: %w", err)
 	}
-	if note != "" {
+	if note != "" && !*quiet {
 		fmt.Fprintf(stderr, "simrun record: %s\n", note)
+	}
+	// Every output is a temporary file beside its destination until the
+	// end: an unwritable path fails before the program runs, and a
+	// failure leaves nothing half-written.
+	files := &pendingFiles{}
+	defer files.abort()
+	for i := range outs {
+		if err := files.add(outs[i].path); err != nil {
+			return err
+		}
+	}
+	if *auxOut != "" {
+		if err := files.add(*auxOut); err != nil {
+			return err
+		}
 	}
 	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
 		Regs: regs, Cfg: cpu.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
+	if !*quiet && isTerminal(stderr) {
+		job.Progress = stderr
+	}
 	r, err := job.run()
 	if err != nil {
 		return err
 	}
 	m, u, d, data, exit := r.m, r.u, r.d, r.data, r.exit
 	prog := fs.Arg(0)
-	if err := writeRecording(*out, prog, fs.Args(), r); err != nil {
+	rec, bin, err := r.recording(fs.Args())
+	if err != nil {
 		return err
 	}
-	if *auxOut != "" {
-		if err := writeAtomic(*auxOut, data); err != nil {
-			return err
+	for _, o := range outs {
+		f := files.file(o.path)
+		switch o.format {
+		case "perf":
+			var pd *profile.PerfData
+			if pd, err = perfData(prog, fs.Args(), r, &rec.Summary); err == nil {
+				_, err = pd.WriteTo(f)
+			}
+		case "pprof":
+			err = profile.WritePprof(f, rec, bin)
+		case "folded":
+			err = profile.WriteFolded(f, rec.Samples, w)
+		case "script":
+			err = profile.WriteScript(f, rec)
+		case "json":
+			err = profile.WriteJSON(f, rec)
 		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.path, err)
+		}
+	}
+	if *auxOut != "" {
+		if _, err := files.file(*auxOut).Write(data); err != nil {
+			return fmt.Errorf("%s: %w", *auxOut, err)
+		}
+	}
+	if err := files.commit(); err != nil {
+		return err
 	}
 	if exit.Fault != nil {
 		fmt.Fprintf(stderr, "simrun: %s: %v\n", prog, exit.Fault)
@@ -94,8 +231,14 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if r.truncated {
 		note = ", AUX area full: recording truncated (use a larger --aux-pages)"
 	}
-	fmt.Fprintf(stderr, "[ simrun record: wrote %s: %d SPE records, %d bytes of SPE data, %d instructions%s ]\n",
-		*out, u.Written, len(data), m.Insns, note)
+	if !*quiet {
+		var names []string
+		for _, o := range outs {
+			names = append(names, o.path)
+		}
+		fmt.Fprintf(stderr, "[ simrun record: wrote %s: %d SPE records, %d bytes of SPE data, %d instructions%s ]\n",
+			strings.Join(names, ", "), u.Written, len(data), m.Insns, note)
+	}
 	if *stats {
 		printTimingStats(stderr, m.Timing)
 		printSPEStats(stderr, u)
@@ -104,6 +247,78 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return exitError{exit.Status}
 	}
 	return nil
+}
+
+// pendingFiles are output files written under temporary names in their
+// destination directories and renamed into place together.
+type pendingFiles struct {
+	paths []string
+	tmps  []*os.File
+}
+
+func (p *pendingFiles) add(path string) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, unwrapPathError(err))
+	}
+	p.paths = append(p.paths, path)
+	p.tmps = append(p.tmps, f)
+	return nil
+}
+
+// unwrapPathError drops the temporary file's name from an error.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (p *pendingFiles) file(path string) *os.File {
+	for i, q := range p.paths {
+		if q == path {
+			return p.tmps[i]
+		}
+	}
+	panic("simrun record: no pending file " + path)
+}
+
+// commit closes every file and renames it into place.
+func (p *pendingFiles) commit() error {
+	for i, f := range p.tmps {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", p.paths[i], err)
+		}
+	}
+	for i, f := range p.tmps {
+		if err := os.Chmod(f.Name(), 0o644); err != nil {
+			return fmt.Errorf("%s: %w", p.paths[i], err)
+		}
+	}
+	for i, f := range p.tmps {
+		if err := os.Rename(f.Name(), p.paths[i]); err != nil {
+			return fmt.Errorf("%s: %w", p.paths[i], err)
+		}
+		p.tmps[i] = nil
+	}
+	p.tmps, p.paths = nil, nil
+	return nil
+}
+
+// abort removes the files not yet committed.
+func (p *pendingFiles) abort() {
+	for _, f := range p.tmps {
+		if f != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}
+	p.tmps, p.paths = nil, nil
 }
 
 // recordJob is one SPE recording: what simrun record was asked to do.
@@ -115,6 +330,8 @@ type recordJob struct {
 	Drain    bool     // perf reads the AUX area while the program runs
 	Regs     []string // NAME=VALUE register writes after the driver's
 	Cfg      cpu.Config
+	// Progress, if not nil, gets a progress line (a terminal's stderr).
+	Progress io.Writer
 }
 
 // recording is what a recordJob produced.
@@ -128,6 +345,12 @@ type recording struct {
 	exit      *cpu.Exit
 	data      []byte // the AUX stream
 	truncated bool
+	regs      map[spe.Reg]uint64 // sampling controls as programmed before the run
+	event     string             // the perf event as given
+	seed      uint64
+	// callchains[i] is the call stack of SPE record i, leaf first (the
+	// stack tracer's); nil: each sample's callchain is its pc alone.
+	callchains [][]uint64
 }
 
 // run loads and runs the program with the timing model and the SPE unit
@@ -176,15 +399,121 @@ func (j *recordJob) run() (*recording, error) {
 			return nil, fmt.Errorf("--spe-reg: %w", err)
 		}
 	}
+	programmed := map[spe.Reg]uint64{}
+	for _, reg := range profile.SPERegisters(&feats) {
+		programmed[reg] = u.Regs.Get(reg)
+	}
 	rec := spe.NewRecorder(m, u, d)
+	var prog *progress
+	if j.Progress != nil {
+		prog = &progress{w: j.Progress, u: u, start: time.Now(), last: time.Now()}
+		m.Consumers = append(m.Consumers, prog)
+	}
 	exit, err := m.Run()
+	prog.done()
 	if err != nil {
 		return nil, err
 	}
 	rec.Finish()
-	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit}
+	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
+		event: j.Event, seed: j.Cfg.Seed}
 	r.data, r.truncated = d.Data()
 	return r, nil
+}
+
+// progress is the line simrun record keeps up to date on a terminal:
+// instructions, speed, records written and buffer fills.  It sees every
+// batch of retired operations and wants none timed in detail, so the
+// recording is the same with and without it.
+type progress struct {
+	w           io.Writer
+	u           *spe.Unit
+	insns       uint64
+	start, last time.Time
+	shown       bool
+}
+
+const progressEvery = 250 * time.Millisecond
+
+func (p *progress) Want(ops []cpu.Retired) []int {
+	p.insns += uint64(len(ops))
+	if now := time.Now(); now.Sub(p.last) >= progressEvery {
+		p.last = now
+		p.show(now)
+	}
+	return nil
+}
+
+func (p *progress) Retired(*cpu.Machine, []cpu.Retired, []int, []cpu.OpTiming) {}
+
+func (p *progress) show(now time.Time) {
+	mips := float64(p.insns) / now.Sub(p.start).Seconds() / 1e6
+	fmt.Fprintf(p.w, "\r\x1b[K[ simrun record: %d instructions, %.1f MIPS, %d samples, %d buffer fills ]",
+		p.insns, mips, p.u.Written, p.u.PMU.SampleBufferFull)
+	p.shown = true
+}
+
+// done clears the progress line.
+func (p *progress) done() {
+	if p != nil && p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+// recording builds what the sinks read: the samples decoded from the AUX
+// stream and symbolized with the program, and the run's summary.
+func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binary, error) {
+	m, u, d := r.m, r.u, r.d
+	bin, err := profile.OpenBinary(m.Image.Path, m.Image.Bias)
+	if err != nil {
+		return nil, nil, err
+	}
+	samples, err := profile.Decode(r.data, bin, r.callchains)
+	if err != nil {
+		return nil, nil, err
+	}
+	abs, err := filepath.Abs(m.Image.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := m.Timing.Stats
+	p := u.PMU
+	s := profile.Summary{Program: abs, Args: append([]string{}, argv...), Arch: m.Arch.Name, Bias: profile.Hex(m.Image.Bias),
+		Comm: filepath.Base(m.Image.Path), PID: 1000, Seed: r.seed, ExitStatus: r.exit.Status,
+		CPU: profile.CPUModel{Model: r.preset.Name, Desc: r.preset.Desc, MHz: r.preset.MHz, MIDR: profile.Hex(r.preset.MIDR)},
+		SPE: profile.SPESetup{Version: u.F.Version.String(), Event: r.event, Period: r.cfg.Period,
+			Words: profile.DescribeSPE(&r.feats, r.regs)},
+		Instructions: m.Insns, Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
+		Timing: profile.Timing{L1DAccess: st.L1DAccess, L1DRefill: st.L1DRefill, L2Access: st.L2Access, L2Refill: st.L2Refill,
+			LLCAccess: st.LLCAccess, LLCMiss: st.LLCMiss, TLBAccess: st.TLBAccess, TLBWalk: st.TLBWalk,
+			Branches: st.Branches, Mispredicts: st.Mispredicts, NotTaken: st.NotTaken, StallCycles: st.StallCycles},
+		PMU: profile.SPEPMU{SamplePop: p.SamplePop, SampleFeed: p.SampleFeed, SampleFiltrate: p.SampleFiltrate,
+			SampleCollision: p.SampleCollision, SampleBufferFull: p.SampleBufferFull, FeedBr: p.FeedBr, FeedLd: p.FeedLd,
+			FeedSt: p.FeedSt, FeedFP: p.FeedFP, FeedSIMD: p.FeedSIMD, FeedOp: p.FeedOp, FeedEvent: p.FeedEvent,
+			FeedLat: p.FeedLat, FeedDS: p.FeedDS},
+		Buffer: profile.Buffers{Records: u.Written, Bytes: len(r.data), AuxPages: int(d.Size / cpu.PageSize),
+			Truncated: r.truncated, Errors: append([]string{}, d.Errors...), Events: []profile.AuxRecord{}},
+	}
+	if r.exit.Fault != nil {
+		s.Fault = r.exit.Fault.Error()
+	}
+	for _, reg := range profile.SPERegisters(&r.feats) {
+		s.SPE.Registers = append(s.SPE.Registers, profile.RegValue{Name: spe.Info(reg).Name, Value: profile.Hex(r.regs[reg]),
+			Explain: spe.Explain(&r.feats, reg, r.regs[reg])})
+	}
+	for _, e := range d.Events {
+		flags := []string{}
+		for _, f := range []struct {
+			bit  uint64
+			name string
+		}{{spe.AuxTruncated, "truncated"}, {spe.AuxPartial, "partial"}, {spe.AuxCollision, "collision"}} {
+			if e.Flags&f.bit != 0 {
+				flags = append(flags, f.name)
+			}
+		}
+		s.Buffer.Events = append(s.Buffer.Events, profile.AuxRecord{Offset: e.Offset, Size: e.Size, Flags: flags, Time: e.Cycle})
+	}
+	return &profile.Recording{Summary: s, Samples: samples}, bin, nil
 }
 
 func printSPEStats(w io.Writer, u *spe.Unit) {
@@ -195,13 +524,14 @@ func printSPEStats(w io.Writer, u *spe.Unit) {
 		p.FeedBr, p.FeedLd, p.FeedSt, p.FeedFP, p.FeedSIMD, p.FeedOp, p.FeedEvent, p.FeedLat, p.FeedDS)
 }
 
-// writeRecording writes the perf.data file: the program's mappings, the
-// AUX chunks as perf record copied them, and the event description.
-func writeRecording(path, prog string, argv []string, r *recording) error {
+// perfData is the perf.data file of a recording: the program's mappings,
+// the AUX chunks as perf record copied them, the event description, and
+// simrun's own section (the run's summary) for simrun report.
+func perfData(prog string, argv []string, r *recording, sum *profile.Summary) (*profile.PerfData, error) {
 	m, d, p, c := r.m, r.d, r.preset, r.cfg
 	abs, err := filepath.Abs(prog)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pd := &profile.PerfData{MIDR: p.MIDR, CPUDesc: p.Desc, Cmdline: append([]string{"simrun", "record"}, argv...),
 		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: m.Timing.Nanos(m.Timing.Cycle())}
@@ -224,17 +554,10 @@ func writeRecording(path, prog string, argv []string, r *recording) error {
 	for _, e := range d.Events {
 		pd.Chunks = append(pd.Chunks, profile.AuxChunk{Offset: e.Offset, Data: e.Data, Flags: e.Flags, Time: e.Cycle})
 	}
-	return pd.WriteFile(path)
-}
-
-// writeAtomic writes data to path through a temporary file.
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
+	if pd.Simrun, err = profile.EncodeSection(sum, r.callchains); err != nil {
+		return nil, err
 	}
-	return os.Rename(tmp, path)
+	return pd, nil
 }
 
 const speUsage = `Usage: simrun spe <command> [arguments]

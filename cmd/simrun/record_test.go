@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +18,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/oracle"
+	"simrun/sim/profile"
 	"simrun/sim/spe"
 )
 
@@ -285,4 +289,247 @@ func TestRecordBadInput(t *testing.T) {
 		return n
 	}
 	assert.Equal(t, records(good)-1, records(bad))
+}
+
+// relProgram is a bundled program's path relative to this package: argv[0]
+// sits on the guest's stack, so a relative path keeps addresses (and the
+// golden files) the same wherever the repository is cloned.
+func relProgram(t *testing.T, config, name string) string {
+	t.Helper()
+	b, err := programs.Find(config, name)
+	require.NoError(t, err)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	prog, err := filepath.Rel(wd, b.Path)
+	require.NoError(t, err)
+	return prog
+}
+
+// TestRecordFormatsGolden pins the script and folded formats of one
+// recording, and checks the JSON Lines against the schema.
+func TestRecordFormatsGolden(t *testing.T) {
+	prog := relProgram(t, "aarch64-O2", "listchase")
+	dir := t.TempDir()
+	o := filepath.Join(dir, "lc.data")
+	st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1/", "-c", "2048", "-o", o,
+		"--format", "perf,script,folded", "--format", "json", "--format", "folded="+filepath.Join(dir, "lat.folded"), prog)
+	require.Equal(t, 2, st, "folded given twice: %s", stderr)
+	assert.Contains(t, stderr, "folded given twice")
+
+	st, _, stderr = run(t, "record", "-e", "arm_spe/ts_enable=1/", "-c", "2048", "-o", o,
+		"--format", "perf,script,folded", "--format", "json", prog)
+	require.Equal(t, 36, st, stderr)
+	for _, f := range []string{"lc.data", "lc.script", "lc.folded", "lc.jsonl"} {
+		assert.Contains(t, stderr, filepath.Join(dir, f))
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		return string(b)
+	}
+	golden(t, "listchase-aarch64-O2.script.txt", read("lc.script"))
+	golden(t, "listchase-aarch64-O2.folded", read("lc.folded"))
+
+	st, _, stderr = run(t, "record", "-e", "arm_spe/ts_enable=1/", "-c", "2048", "-o", o, "--quiet",
+		"--format", "folded="+filepath.Join(dir, "total.folded"), "--weight", "total", prog)
+	require.Equal(t, 36, st, stderr)
+	assert.Empty(t, stderr, "--quiet")
+	golden(t, "listchase-aarch64-O2.total.folded", read("total.folded"))
+
+	js := read("lc.jsonl")
+	require.NoError(t, profile.CheckJSON(strings.NewReader(js)))
+	lines := strings.Split(strings.TrimSpace(js), "\n")
+	assert.Equal(t, strings.Count(read("lc.script"), "\n\n")+1, len(lines), "a run line and one line per sample")
+	assert.Contains(t, lines[0], `"instructions":131225`)
+
+	// No temporary files are left behind.
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".tmp")
+	}
+}
+
+// TestTopFunctionsAgree is the acceptance check: go tool pprof -top on
+// simrun's profile, simrun's folded stacks and perf report --stdio on
+// simrun's perf.data count the same samples for the same functions.
+func TestTopFunctionsAgree(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "go tool pprof needs the go command")
+	cases := map[string]string{"arm64": "aarch64-O2", "s390x": "s390x-O2"}
+	for _, arch := range recordArches {
+		b, err := programs.Find(cases[arch], "listchase")
+		require.NoError(t, err)
+		t.Run(arch, func(t *testing.T) {
+			dir := t.TempDir()
+			data := filepath.Join(dir, "perf.data")
+			st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1/", "-c", "1024", "-o", data,
+				"--format", "perf,pprof,folded", b.Path)
+			require.Equal(t, 36, st, stderr)
+
+			// simrun's folded stacks: samples per leaf function.
+			folded, err := os.ReadFile(filepath.Join(dir, "perf.folded"))
+			require.NoError(t, err)
+			fromFolded := map[string]int{}
+			total := 0
+			for _, l := range strings.Split(strings.TrimSpace(string(folded)), "\n") {
+				i := strings.LastIndexByte(l, ' ')
+				n, err := strconv.Atoi(l[i+1:])
+				require.NoError(t, err, l)
+				stack := strings.Split(l[:i], ";")
+				fromFolded[stack[len(stack)-1]] += n
+				total += n
+			}
+			require.Greater(t, total, 100)
+
+			// go tool pprof -top: flat samples per function.
+			cmd := exec.Command(goTool, "tool", "pprof", "-top", "-nodecount=1000", filepath.Join(dir, "perf.pb.gz"))
+			cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+dir)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			fromPprof := map[string]int{}
+			var pprofOrder []string
+			inTable := false
+			for _, l := range strings.Split(string(out), "\n") {
+				f := strings.Fields(l)
+				if len(f) >= 2 && f[0] == "flat" {
+					inTable = true
+					continue
+				}
+				if !inTable || len(f) != 6 {
+					continue
+				}
+				n, err := strconv.Atoi(f[0])
+				require.NoError(t, err, l)
+				fromPprof[f[5]] = n
+				pprofOrder = append(pprofOrder, f[5])
+			}
+			assert.Contains(t, string(out), fmt.Sprintf("Total samples = %d", total))
+			assert.Equal(t, fromFolded, fromPprof, "pprof -top vs folded:\n%s", out)
+
+			// perf report --stdio: every record as an instruction sample.
+			cmd = exec.Command(perf, "report", "--stdio", "--itrace=i1i", "--sort", "sym", "-i", data)
+			out, err = cmd.Output()
+			require.NoError(t, err)
+			fromPerf := map[string]string{}
+			var perfOrder []string
+			for _, l := range strings.Split(string(out), "\n") {
+				f := strings.Fields(l)
+				if len(f) == 3 && strings.HasSuffix(f[0], "%") && f[1] == "[.]" {
+					fromPerf[f[2]] = f[0]
+					perfOrder = append(perfOrder, f[2])
+				}
+			}
+			assert.Contains(t, string(out), fmt.Sprintf("# Samples: %d  of event 'instructions'", total))
+			want := map[string]string{}
+			for fn, n := range fromFolded {
+				want[fn] = fmt.Sprintf("%.2f%%", 100*float64(n)/float64(total))
+			}
+			assert.Equal(t, want, fromPerf, "perf report vs folded:\n%s", out)
+
+			// The top functions in order: the ranks with distinct counts
+			// agree (tools order ties differently).
+			top := func(order []string, count func(string) int) []string {
+				var r []string
+				for i, fn := range order {
+					if i > 0 && count(order[i-1]) == count(fn) || i+1 < len(order) && count(order[i+1]) == count(fn) {
+						break
+					}
+					r = append(r, fn)
+				}
+				return r
+			}
+			pTop := top(pprofOrder, func(fn string) int { return fromPprof[fn] })
+			fTop := top(perfOrder, func(fn string) int { return fromFolded[fn] })
+			require.GreaterOrEqual(t, len(pTop), 3, "at least three top functions with distinct counts")
+			assert.Equal(t, pTop, fTop)
+			t.Logf("top functions: %v", pTop)
+		})
+	}
+}
+
+// TestRecordBadOutput: an unknown format or an unwritable output path is
+// an error before the program runs, and nothing is left behind.
+func TestRecordBadOutput(t *testing.T) {
+	b, err := programs.Find("aarch64-O2", "hello")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	notDir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notDir, []byte("x"), 0o644))
+	for _, c := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"--format", "xml"}, 2, `unknown format "xml" (known: perf, pprof, folded, script, json)`},
+		{[]string{"--format", "pprof,pprof"}, 2, "pprof given twice"},
+		{[]string{"--format", "pprof=" + filepath.Join(dir, "a"), "--format", "folded=" + filepath.Join(dir, "a")}, 2, "would both write"},
+		{[]string{"--format", "perf=x.data"}, 2, "the perf.data file is -o's"},
+		{[]string{"--weight", "cycles"}, 2, `unknown weight "cycles"`},
+		{[]string{"-o", filepath.Join(dir, "missing", "perf.data")}, 1, "cannot write " + filepath.Join(dir, "missing", "perf.data") + ": no such file or directory"},
+		{[]string{"-o", filepath.Join(notDir, "perf.data")}, 1, "not a directory"},
+		{[]string{"-o", filepath.Join(dir, "ok.data"), "--format", "perf,json=" + filepath.Join(notDir, "x.jsonl")}, 1, "cannot write " + filepath.Join(notDir, "x.jsonl")},
+	} {
+		st, stdout, stderr := run(t, append(append([]string{"record"}, c.args...), b.Path)...)
+		assert.Equal(t, c.status, st, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+		assert.Empty(t, stdout, "%v: the program must not have run", c.args)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the file the test made: %v", entries)
+}
+
+// TestRecordProgress: the progress line is drawn and cleared, and a
+// recording with it is the same as without.
+func TestRecordProgress(t *testing.T) {
+	b, err := programs.Find("aarch64-O2", "listchase")
+	require.NoError(t, err)
+	job := func(progress io.Writer) *recording {
+		var out bytes.Buffer
+		j := recordJob{Event: "arm_spe//", Period: 1024, Model: "neoverse-n1", AuxPages: 128, Drain: true, Progress: progress,
+			Cfg: cpu.Config{Args: []string{b.Path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
+		r, err := j.run()
+		require.NoError(t, err)
+		return r
+	}
+	var line bytes.Buffer
+	with, without := job(&line), job(nil)
+	assert.Equal(t, without.data, with.data, "the progress line changes nothing")
+	assert.Equal(t, without.m.Insns, with.m.Insns)
+
+	u, err := spe.NewUnit(spe.Presets["neoverse-n1"], 1)
+	require.NoError(t, err)
+	u.Written, u.PMU.SampleBufferFull = 12, 3
+	var w bytes.Buffer
+	long := time.Now().Add(-time.Second)
+	p := &progress{w: &w, u: u, start: long, last: long}
+	p.Want(make([]cpu.Retired, 5000))
+	p.done()
+	assert.Regexp(t, `^\r\x1b\[K\[ simrun record: 5000 instructions, [0-9.]+ MIPS, 12 samples, 3 buffer fills \]\r\x1b\[K$`, w.String())
+	assert.False(t, isTerminal(&w), "a buffer is not a terminal")
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isTerminal(f), "a file is not a terminal")
+}
+
+// TestHelp: every command's help has examples and exits 0.
+func TestHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--help"}, []string{"record", "report", "Examples:"}},
+		{[]string{"record", "--help"}, []string{"-format LIST", "--weight total", "Exit status:", "simrun-samples.schema.json", "-quiet"}},
+		{[]string{"report", "--help"}, []string{"Examples:", "-prog FILE", "no external assets"}},
+		{[]string{"help", "report"}, []string{"Usage: simrun report"}},
+	} {
+		st, stdout, stderr := run(t, c.args...)
+		assert.Equal(t, 0, st, "%v", c.args)
+		for _, w := range c.want {
+			assert.Contains(t, stdout+stderr, w, "%v", c.args)
+		}
+	}
 }

@@ -102,6 +102,9 @@ type PerfData struct {
 	Start    uint64      // ns: time of COMM/MMAP2 (<= the first SPE timestamp)
 	End      uint64      // ns: time of EXIT
 	Hostname string
+	// Simrun, if not empty, is written as simrun's own feature section
+	// (bit FeatSimrun): perf skips feature bits it does not know.
+	Simrun []byte
 }
 
 // Event ids: keep clear of perf's synthesized ids (id + 1000000000).
@@ -377,6 +380,9 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		{featPMUMapping, pm.Bytes()},
 		{featAuxtrace, ax.Bytes()},
 	}
+	if len(p.Simrun) > 0 {
+		feats = append(feats, feat{FeatSimrun, p.Simrun})
+	}
 	featOff := dataOff + uint64(d.Len())
 	var sections, bodies buf
 	pos := featOff + uint64(len(feats))*16
@@ -457,4 +463,45 @@ func ReadAuxtrace(data []byte) ([][]byte, error) {
 		pos = next
 	}
 	return chunks, nil
+}
+
+// FeatSimrun is the feature bit of simrun's section in perf.data: the
+// last of the 256 bits, far above the features perf defines (perf reads
+// only the sections of bits below its HEADER_LAST_FEATURE).
+const FeatSimrun = 255
+
+// ReadFeature returns the contents of feature section bit of a perf.data
+// file, or nil if the file does not have that feature.
+func ReadFeature(data []byte, bit uint) ([]byte, error) {
+	if len(data) < 104 || binary.LittleEndian.Uint64(data) != perfMagic {
+		return nil, fmt.Errorf("not a perf.data file (no PERFILE2 magic)")
+	}
+	if bit >= 256 {
+		return nil, fmt.Errorf("perf.data feature bit %d out of range", bit)
+	}
+	le := binary.LittleEndian
+	dataOff, dataSize := le.Uint64(data[40:]), le.Uint64(data[48:])
+	if dataOff > uint64(len(data)) || dataSize > uint64(len(data))-dataOff {
+		return nil, fmt.Errorf("perf.data: data section 0x%x+0x%x runs past the end of the file (0x%x bytes)", dataOff, dataSize, len(data))
+	}
+	var bitmap [4]uint64
+	for i := range bitmap {
+		bitmap[i] = le.Uint64(data[72+8*i:])
+	}
+	if bitmap[bit/64]>>(bit%64)&1 == 0 {
+		return nil, nil
+	}
+	idx := uint64(0) // sections are in ascending bit order
+	for b := uint(0); b < bit; b++ {
+		idx += bitmap[b/64] >> (b % 64) & 1
+	}
+	entry := dataOff + dataSize + idx*16
+	if entry > uint64(len(data)) || uint64(len(data))-entry < 16 {
+		return nil, fmt.Errorf("perf.data: feature table entry %d at 0x%x runs past the end of the file", idx, entry)
+	}
+	off, size := le.Uint64(data[entry:]), le.Uint64(data[entry+8:])
+	if off > uint64(len(data)) || size > uint64(len(data))-off {
+		return nil, fmt.Errorf("perf.data: feature %d section 0x%x+0x%x runs past the end of the file (0x%x bytes)", bit, off, size, len(data))
+	}
+	return data[off : off+size], nil
 }

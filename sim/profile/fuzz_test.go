@@ -1,0 +1,29 @@
+package profile
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzReadRecording: simrun report's reader never panics on a file, and
+// what it accepts decodes to samples.
+func FuzzReadRecording(f *testing.F) {
+	sec, err := EncodeSection(&Summary{Program: "p", Arch: "arm64"}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	pd := &PerfData{Comm: "x", PID: 1, Simrun: sec, Chunks: []AuxChunk{{Data: []byte{0xb0, 0x54, 0x12, 0x40, 0, 0, 0, 0, 0x80, 0x49, 0x00, 0x01}}}}
+	var b bytes.Buffer
+	if _, err := pd.WriteTo(&b); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes())
+	f.Add([]byte("PERFILE2"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ReadRecording(data, nil)
+		if err == nil && rec == nil {
+			t.Fatal("nil recording without an error")
+		}
+		_, _ = ReadFeature(data, FeatSimrun)
+	})
+}

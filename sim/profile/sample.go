@@ -1,0 +1,207 @@
+package profile
+
+import (
+	"fmt"
+	"strings"
+
+	"simrun/sim/spe"
+)
+
+// Sample is one SPE record decoded and symbolized: the model every sink
+// (pprof, folded stacks, script text, JSON Lines, the HTML report) reads.
+// Fields whose packet the record lacks have their Has flag false.
+type Sample struct {
+	Index  int // record number in the AUX stream, from 0
+	Offset int // byte offset of the record in the AUX stream
+
+	Time    uint64 // Timestamp packet: virtual ns since the start of the run
+	HasTime bool
+	CPU     int    // always 0: simrun runs one CPU
+	Context uint32 // Context packet (CONTEXTIDR_EL1: the pid)
+	HasCtx  bool
+
+	PC uint64 // virtual address of the sampled operation
+	EL uint8  // exception level it ran at
+	NS bool   // non-secure
+
+	Op Op
+
+	VA, PA, Target, PrevTarget             uint64
+	HasVA, HasPA, HasTarget, HasPrevTarget bool
+
+	// Lat are the counter packets in cycles: total, issue, translation
+	// (index spe.CountTot, CountIss, CountXlt).
+	Lat    [3]uint16
+	HasLat [3]bool
+
+	Events    uint64 // the Events packet's bits (spe.Ev*)
+	HasEvents bool
+
+	DataSource    uint16
+	HasDataSource bool
+
+	// Callchain is the call stack at the sampled operation, leaf first:
+	// Callchain[0] is PC.  Frames symbolizes it, in the same order.
+	Callchain []uint64
+	Frames    []Frame
+
+	// Packets are the record's packets as decoded (padding left out).
+	Packets []spe.Packet
+}
+
+// Op is the Operation Type packet.
+type Op struct {
+	Class uint8  // spe.ClassOther, ClassLdSt, ClassBranch
+	Sub   uint8  // the packet's payload (subclass and flags)
+	Kind  string // "load", "store", "branch" or "other"
+	Desc  string // perf's words: "LD GP-REG", "B COND", ...
+}
+
+// Latency indices of Sample.Lat, and the sample values of a profile.
+const (
+	LatTotal = spe.CountTot
+	LatIssue = spe.CountIss
+	LatXlat  = spe.CountXlt
+)
+
+// Decode turns an AUX byte stream into samples symbolized with bin (nil:
+// no symbols).  chains, if not nil, holds the callchain of record i, leaf
+// first, starting with the sampled pc; a record without one gets its pc
+// alone.  This is the one place records become samples.
+func Decode(data []byte, bin *Binary, chains [][]uint64) ([]Sample, error) {
+	recs, err := spe.Records(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Sample, 0, len(recs))
+	for i := range recs {
+		s, err := decodeRecord(i, &recs[i])
+		if err != nil {
+			return nil, err
+		}
+		if i < len(chains) && len(chains[i]) > 0 {
+			if chains[i][0] != s.PC {
+				return nil, fmt.Errorf("SPE record %d at offset 0x%x: callchain starts at 0x%x, not at the sampled pc 0x%x", i, s.Offset, chains[i][0], s.PC)
+			}
+			s.Callchain = chains[i]
+		} else {
+			s.Callchain = []uint64{s.PC}
+		}
+		s.Frames = make([]Frame, len(s.Callchain))
+		for j, pc := range s.Callchain {
+			s.Frames[j] = bin.Symbolize(pc)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func decodeRecord(i int, r *spe.Record) (Sample, error) {
+	s := Sample{Index: i, Offset: r.Offset, Packets: r.Packets}
+	hasPC, hasOp := false, false
+	for k := range r.Packets {
+		p := &r.Packets[k]
+		v := p.Payload
+		switch p.Kind {
+		case spe.PktTimestamp:
+			s.Time, s.HasTime = v, true
+		case spe.PktContext:
+			s.Context, s.HasCtx = uint32(v), true
+		case spe.PktAddress:
+			addr := v &^ (0xff << 56)
+			switch p.Index {
+			case spe.AddrPC:
+				s.PC, s.EL, s.NS, hasPC = addr, uint8(v>>61&3), v>>63 == 1, true
+			case spe.AddrTGT:
+				s.Target, s.HasTarget = addr, true
+			case spe.AddrVA:
+				s.VA, s.HasVA = v, true // the full VA, tag byte included
+			case spe.AddrPA:
+				s.PA, s.HasPA = addr, true
+			case spe.AddrPBT:
+				s.PrevTarget, s.HasPrevTarget = addr, true
+			}
+		case spe.PktCounter:
+			if int(p.Index) < len(s.Lat) {
+				s.Lat[p.Index], s.HasLat[p.Index] = uint16(v), true
+			}
+		case spe.PktEvents:
+			s.Events, s.HasEvents = v, true
+		case spe.PktDataSource:
+			s.DataSource, s.HasDataSource = uint16(v), true
+		case spe.PktOpType:
+			hasOp = true
+			s.Op = Op{Class: p.Index, Sub: uint8(v), Desc: p.Desc()}
+			switch {
+			case p.Index == spe.ClassLdSt && v&1 == 1:
+				s.Op.Kind = "store"
+			case p.Index == spe.ClassLdSt:
+				s.Op.Kind = "load"
+			case p.Index == spe.ClassBranch:
+				s.Op.Kind = "branch"
+			default:
+				s.Op.Kind = "other"
+			}
+		}
+	}
+	if !hasPC {
+		return s, fmt.Errorf("SPE record %d at offset 0x%x has no PC address packet", i, r.Offset)
+	}
+	if !hasOp {
+		return s, fmt.Errorf("SPE record %d at offset 0x%x has no operation type packet", i, r.Offset)
+	}
+	return s, nil
+}
+
+// EventNames are perf's names of the sample's event bits, lowest bit
+// first ("E[n]" for a bit perf has no name for).
+func (s *Sample) EventNames() []string {
+	var names []string
+	for n := uint(0); n < 64; n++ {
+		if s.Events>>n&1 == 1 {
+			name := spe.EventName(n)
+			if name == "" {
+				name = fmt.Sprintf("E[%d]", n)
+			}
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// DataSourceName names a data source in the Neoverse encoding that
+// simrun's timing model uses (and perf decodes for Neoverse cores).
+func DataSourceName(ds uint16) string {
+	switch ds {
+	case 0x0:
+		return "L1D"
+	case 0x8:
+		return "L2"
+	case 0x9:
+		return "peer-core"
+	case 0xa:
+		return "local-cluster"
+	case 0xb:
+		return "system-cache"
+	case 0xc:
+		return "peer-cluster"
+	case 0xd:
+		return "remote"
+	case 0xe:
+		return "DRAM"
+	}
+	return fmt.Sprintf("0x%x", ds)
+}
+
+// Leaf is the sampled function's frame.
+func (s *Sample) Leaf() Frame { return s.Frames[0] }
+
+// Stack is the callchain's function names root first, joined by sep
+// (the folded-stack form).
+func (s *Sample) Stack(sep string) string {
+	names := make([]string, len(s.Frames))
+	for i := range s.Frames {
+		names[len(s.Frames)-1-i] = s.Frames[i].FuncName()
+	}
+	return strings.Join(names, sep)
+}
