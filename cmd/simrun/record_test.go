@@ -533,3 +533,34 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfReportGlibc: recordings of the glibc programs read in stock perf
+// report, with samples resolved inside libc's own functions.
+func TestPerfReportGlibc(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	libc := []string{"__memcpy_generic", "__memset_generic", "__vfprintf_internal", "_int_malloc", "_int_free",
+		"__strlen_generic", "_IO_", "__libc_", "msort_with_tmp", "_Unwind_", "__gxx_personality_v0", "search_object"}
+	for _, arch := range recordArches {
+		for _, b := range programs.GlibcBinaries(arch) {
+			t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+				data := filepath.Join(t.TempDir(), "perf.data")
+				want, status, err := b.Expected()
+				require.NoError(t, err)
+				st, stdout, stderr := run(t, "record", "-c", "1024", "-o", data, b.Path)
+				require.Equal(t, status, st, stderr)
+				require.Equal(t, string(want), stdout)
+				out, err := exec.Command(perf, "report", "--stdio", "--sort", "sym", "-i", data).Output()
+				require.NoError(t, err)
+				found := ""
+				for _, l := range strings.Split(string(out), "\n") {
+					for _, s := range libc {
+						if strings.Contains(l, "[.] "+s) {
+							found = l
+						}
+					}
+				}
+				assert.NotEmpty(t, found, "no libc function in perf report:\n%s", out)
+			})
+		}
+	}
+}
