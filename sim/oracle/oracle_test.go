@@ -375,7 +375,8 @@ func TestTraceCancel(t *testing.T) {
 		t.Run(arch, func(t *testing.T) {
 			needQemu(t, arch)
 			prog := writeELF(t, t.TempDir(), "spin", arch, progSpin(arch).code)
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			// long enough for qemu to start and log on a loaded machine
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			t0 := time.Now()
 			res, err := Trace(ctx, prog, Options{}, func(*Record) error { return nil })
