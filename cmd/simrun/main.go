@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	_ "simrun/sim/arm64"
+	_ "simrun/sim/s390x"
 )
 
 const usage = `simrun runs arm64 and s390x Linux user programs (static ELF files) on a

@@ -10,6 +10,7 @@ import (
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	_ "simrun/sim/s390x"
 )
 
 // FuzzLoadELF feeds arbitrary files to the loader and runs whatever loads

@@ -42,6 +42,10 @@ const (
 	OpPair                            // two registers transferred
 	OpSyscall                         // supervisor call
 	OpSIMDFPReg                       // load/store of SIMD&FP registers
+	// OpStorageToStorage marks an operation with two storage operands (the
+	// s390x mvc, xc, nc, oc, clc): Op.VA and Op.Access describe the first
+	// operand, the sampled access; the second is read from another address.
+	OpStorageToStorage
 )
 
 // Op is what one retired instruction was. Cores fill it on request

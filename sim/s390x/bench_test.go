@@ -1,0 +1,24 @@
+package s390x_test
+
+import (
+	"testing"
+
+	"simrun/programs"
+	"simrun/sim/runbench"
+)
+
+// BenchmarkRun runs every bundled s390x program and reports guest MIPS;
+// intloop and fib get long runs: they are the register-only and the
+// call-heavy speed figures.
+func BenchmarkRun(b *testing.B) {
+	long := map[string][]string{"intloop": {"3000000"}, "fib": {"30"}}
+	for _, bin := range programs.Binaries("s390x") {
+		args := bin.Args
+		if a, ok := long[bin.Name]; ok {
+			args = a
+		}
+		b.Run(bin.Config.Name+"/"+bin.Name, func(b *testing.B) {
+			runbench.Program(b, bin.Path, args...)
+		})
+	}
+}

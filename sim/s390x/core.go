@@ -1,0 +1,180 @@
+// Package s390x simulates the z/Architecture instruction set (64-bit
+// addressing mode, problem state) running Linux user programs: a decoder
+// for the 2-, 4- and 6-byte formats into the pre-decoded form of inst.go,
+// an executor (run.go), binary floating point (fp.go), the vector facility
+// (vec.go) and the s390x Linux ABI facts (arch.go).
+//
+// The condition code is kept eagerly, as the number 0-3 the PSW holds.
+// The floating-point registers are bits 0-63 of vector registers 0-15.
+package s390x
+
+import (
+	"math/bits"
+
+	"simrun/sim/cpu"
+)
+
+// Core is a z/Architecture CPU in problem state.
+type Core struct {
+	r   [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
+	v   [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
+	cc  uint8         // condition code, PSW bits 18-19
+	pc  uint64
+	svc uint8 // the number in the last svc instruction
+
+	m      *cpu.Machine
+	mem    *cpu.Memory
+	icache *cpu.ICache[inst]
+}
+
+// codePage is a page of decoded instructions, one slot per halfword.
+type codePage = cpu.CodePage[inst]
+
+func newCore(m *cpu.Machine) cpu.Core {
+	c := &Core{m: m, mem: m.Mem}
+	// Slots every 2 bytes, instructions up to 6 bytes long; invalidation
+	// resets only the op, so an instruction that stores over itself still
+	// has its operands.
+	c.icache = cpu.NewICache(m.Mem, 1, 6, func(in *inst) { in.op = opNone })
+	return c
+}
+
+func (c *Core) PC() uint64         { return c.pc }
+func (c *Core) SetPC(pc uint64)    { c.pc = pc }
+func (c *Core) SetStack(sp uint64) { c.r[15] = sp }
+
+// Syscall: svc N with N > 0 is syscall N; svc 0 takes the number from r1.
+// Arguments are r2..r7.
+func (c *Core) Syscall() (uint64, [6]uint64) {
+	nr := uint64(c.svc)
+	if nr == 0 {
+		nr = c.r[1]
+	}
+	return nr, [6]uint64{c.r[2], c.r[3], c.r[4], c.r[5], c.r[6], c.r[7]}
+}
+
+func (c *Core) SetSyscallResult(v uint64) { c.r[2] = v }
+
+// SetGPR writes r0..r15 (State.GPR order), for the differential test.
+func (c *Core) SetGPR(i int, v uint64) {
+	if i >= 0 && i < 16 {
+		c.r[i] = v
+	}
+}
+
+// State copies r0..r15, the condition code and v0..v31.
+func (c *Core) State(s *cpu.State) {
+	s.PC = c.pc
+	if len(s.GPR) != 16 {
+		s.GPR = make([]uint64, 16)
+	}
+	copy(s.GPR, c.r[:16])
+	s.Flags = uint64(c.cc)
+	if len(s.Vec) != 32 {
+		s.Vec = make([][2]uint64, 32)
+	}
+	copy(s.Vec, c.v[:])
+}
+
+// dwarfFPR maps DWARF numbers 16-31 to floating-point registers.
+var dwarfFPR = [16]uint8{0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15}
+
+// Reg returns a register by DWARF number: r0-r15 are 0-15, and 16-31 are
+// f0, f2, f4, f6, f1, f3, f5, f7, f8, f10, f12, f14, f9, f11, f13, f15 as
+// their 64 bits.
+func (c *Core) Reg(dwarf int) (uint64, bool) {
+	switch {
+	case dwarf >= 0 && dwarf < 16:
+		return c.r[dwarf], true
+	case dwarf >= 16 && dwarf < 32:
+		return c.v[dwarfFPR[dwarf-16]][0], true
+	}
+	return 0, false
+}
+
+// decodeAt decodes the instruction at pc into its slot of p. stale reports
+// that p no longer backs pc; the caller looks the page up again.
+func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
+	var b [6]byte
+	n, stale, f := c.icache.Fetch(p, pc, b[:])
+	if f != nil || stale {
+		return stale, f
+	}
+	if n < insnLen(b[0]) {
+		c.mem.Fault = cpu.MemFault{Addr: pc + uint64(n), Size: insnLen(b[0]) - n, Access: cpu.AccessExec, Unmapped: true}
+		return false, &cpu.Fault{PC: pc, Kind: cpu.FaultFetch, Insn: append([]byte(nil), b[:n]...),
+			Err: truncatedError{n, insnLen(b[0]), c.mem.Fault}}
+	}
+	*p.Slot(pc) = decode(b[:])
+	return false, nil
+}
+
+// cond reports whether a branch mask (8 = cc0, 4 = cc1, 2 = cc2, 1 = cc3)
+// selects the current condition code.
+func (c *Core) cond(mask uint8) bool { return mask<<c.cc&8 != 0 }
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Condition codes of the instruction kinds.
+
+// ccSigned: 0 zero, 1 negative, 2 positive.
+func ccSigned(v int64) uint8 { return uint8(uint64(v)>>63) | b2u(v > 0)<<1 }
+
+func ccSigned32(v uint32) uint8 { return ccSigned(int64(int32(v))) }
+
+// ccNonzero: 0 zero, 1 not zero (logical operations).
+func ccNonzero(v uint64) uint8 { return b2u(v != 0) }
+
+// ccCompare: 0 equal, 1 first operand low, 2 high.
+func ccCompare(a, b int64) uint8 { return b2u(a < b) | b2u(a > b)<<1 }
+
+func ccCompareU(a, b uint64) uint8 { return b2u(a < b) | b2u(a > b)<<1 }
+
+// ccLogical: add/subtract logical, bit 1 = carry (no borrow), bit 0 =
+// result not zero.
+func ccLogical(r uint64, carry uint64) uint8 { return b2u(r != 0) | uint8(carry)<<1 }
+
+// add64 and sub64 return the sum or difference with the signed-arithmetic
+// condition code (3 on overflow), without branches so that they inline.
+func add64(a, b uint64) (uint64, uint8) {
+	r := a + b
+	return r, ccSigned(int64(r)) | uint8(((a^r)&(b^r))>>63)*3
+}
+
+func sub64(a, b uint64) (uint64, uint8) {
+	r := a - b
+	return r, ccSigned(int64(r)) | uint8(((a^b)&(a^r))>>63)*3
+}
+
+func add32(a, b uint32) (uint32, uint8) {
+	r := a + b
+	return r, ccSigned32(r) | uint8(((a^r)&(b^r))>>31)*3
+}
+
+func sub32(a, b uint32) (uint32, uint8) {
+	r := a - b
+	return r, ccSigned32(r) | uint8(((a^b)&(a^r))>>31)*3
+}
+
+// addL64 and the like are the logical forms; cin is the carry in (1 for
+// subtraction without borrow).
+func addL64(a, b, cin uint64) (uint64, uint8) {
+	r, c := bits.Add64(a, b, cin)
+	return r, ccLogical(r, c)
+}
+
+func addL32(a, b, cin uint32) (uint32, uint8) {
+	r, c := bits.Add32(a, b, cin)
+	return r, ccLogical(uint64(r), uint64(c))
+}
+
+func subL64(a, b uint64) (uint64, uint8) { return addL64(a, ^b, 1) }
+func subL32(a, b uint32) (uint32, uint8) { return addL32(a, ^b, 1) }
+
+// lo32 replaces bits 32-63 of a register, keeping bits 0-31.
+func lo32(reg *uint64, v uint32) { *reg = *reg&^0xffffffff | uint64(v) }

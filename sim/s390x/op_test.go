@@ -1,0 +1,112 @@
+package s390x
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/programs"
+	"simrun/sim/cpu"
+)
+
+func TestNextOp(t *testing.T) {
+	tests := []struct {
+		name string
+		code string
+		set  map[int]uint64
+		cc   uint8
+		want cpu.Op
+	}{
+		{"lg", "e3302008 0004", map[int]uint64{2: 0x410000}, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassLoad, Access: 8, VA: 0x410008}},
+		{"stmg", "eb6ff0300024", map[int]uint64{15: 0x410100}, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassStore, Access: 80, VA: 0x410130}},
+		{"mvc: the store to the first operand", "d20f10002000", map[int]uint64{1: 0x410000, 2: 0x410800}, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassStore, Access: 16, VA: 0x410000, Flags: cpu.OpStorageToStorage}},
+		{"std", "60102000", map[int]uint64{2: 0x410000}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassStore, Access: 8, VA: 0x410000, Flags: cpu.OpFP | cpu.OpSIMDFPReg}},
+		{"vl", "e71020000006", map[int]uint64{2: 0x410010}, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassLoad, Access: 16, VA: 0x410010, Flags: cpu.OpSIMD | cpu.OpSIMDFPReg}},
+		{"asi is an interlocked update", "eb01200000 6a", map[int]uint64{2: 0x410000}, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassLoadAtomic, Access: 4, VA: 0x410000}},
+		{"jne taken", "a7740010", nil, 1,
+			cpu.Op{Size: 4, Class: cpu.ClassBranch, Target: 0x400020, Flags: cpu.OpConditional | cpu.OpCondPassed}},
+		{"jne not taken", "a7740010", nil, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassBranch, Target: 0x400020, Flags: cpu.OpConditional}},
+		{"br %r14 returns", "07fe", map[int]uint64{14: 0x400100}, 0,
+			cpu.Op{Size: 2, Class: cpu.ClassBranch, Target: 0x400100, Flags: cpu.OpIndirect | cpu.OpReturn | cpu.OpCondPassed}},
+		{"brasl calls", "c0e500000100", nil, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassBranch, Target: 0x400200, Flags: cpu.OpLink | cpu.OpCondPassed}},
+		{"svc", "0a04", nil, 0, cpu.Op{Size: 2, Flags: cpu.OpSyscall}},
+		{"adbr", "b31a0012", nil, 0, cpu.Op{Size: 4, Flags: cpu.OpFP}},
+		{"vfadb", "e71230003 0e3", nil, 0, cpu.Op{Size: 6, Flags: cpu.OpSIMD | cpu.OpFP}},
+		{"locgre", "b9e28034", nil, 0, cpu.Op{Size: 4, Flags: cpu.OpConditional | cpu.OpCondPassed}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := cpu.New("op", prog(mustHex(tt.code, "0af8"), make([]byte, 4096)), cpu.Config{})
+			require.NoError(t, err)
+			c := m.Core.(*Core)
+			for r, v := range tt.set {
+				c.r[r] = v
+			}
+			c.cc = tt.cc
+			var got cpu.Op
+			require.True(t, c.NextOp(&got))
+			tt.want.PC = 0x400000
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestMemClassCoverage: every instruction with a storage operand is
+// classified as a load, store or atomic.
+func TestMemClassCoverage(t *testing.T) {
+	noAccess := map[op]bool{ // base/index registers that only form a number or a branch target
+		opLA: true, opLAY: true, opSLL: true, opSRL: true, opSRA: true, opSLA: true, opSLLK: true, opSRLK: true,
+		opSRAK: true, opSLAK: true, opSLLG: true, opSRLG: true, opSRAG: true, opSLAG: true, opRLL: true, opRLLG: true,
+		opSLDL: true, opSRDL: true, opSLDA: true, opSRDA: true, opBC: true, opBAS: true, opBCT: true, opBCTG: true,
+		opPFD: true, opTCDB: true, opTCEB: true, opVLVG: true, opVLGV: true, opVESL: true, opVESRA: true,
+		opVESRL: true, opVERLL: true,
+	}
+	for o := opFirst; o < opEnd; o++ {
+		in := inst{op: o}
+		cl, _ := memClass(&in)
+		f := o.info().format
+		if hasStorage := (hasBase(f) || f == fmtRILrel && o != opLARL && o != opBRASL && o != opBRCT) && !noAccess[o]; hasStorage != (cl != cpu.ClassOther) {
+			t.Errorf("%v: storage operand %v, class %v", o, hasStorage, cl)
+		}
+	}
+}
+
+// TestNextOpAgreesWithExecution steps bundled programs and checks each
+// NextOp against what the instruction then did: the next pc (branch
+// target when taken), and accesses inside mapped memory.
+func TestNextOpAgreesWithExecution(t *testing.T) {
+	for _, b := range programs.Binaries("s390x") {
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+			data, err := os.ReadFile(b.Path)
+			require.NoError(t, err)
+			m, err := cpu.New(b.Path, data, cpu.Config{})
+			require.NoError(t, err)
+			var op cpu.Op
+			for i := 0; i < 200000 && !m.Exited(); i++ {
+				require.True(t, m.Core.NextOp(&op), "pc 0x%x", m.Core.PC())
+				if op.Class != cpu.ClassOther && op.Class != cpu.ClassBranch {
+					require.True(t, m.Mem.IsMapped(op.VA, 1), "pc 0x%x: access at 0x%x", op.PC, op.VA)
+				}
+				_, err := m.RunFor(1)
+				require.NoError(t, err)
+				if m.Exited() {
+					break
+				}
+				next := op.PC + uint64(op.Size)
+				if op.Class == cpu.ClassBranch && op.Flags&cpu.OpCondPassed != 0 {
+					next = op.Target
+				}
+				require.Equal(t, next, m.Core.PC(), "after pc 0x%x (%+v)", op.PC, op)
+			}
+		})
+	}
+}

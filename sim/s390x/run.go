@@ -1,0 +1,988 @@
+package s390x
+
+import (
+	"math/bits"
+
+	"simrun/sim/cpu"
+)
+
+// Run executes up to budget instructions. The hot loop keeps pc and the
+// current code page in locals; every case either falls through to the
+// common "next instruction" tail or sets pc itself and continues. A branch
+// to an odd address retires and forces a page lookup, where the odd pc
+// raises the specification exception.
+func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
+	r := &c.r
+	mem := c.mem
+	pc := c.pc
+	var page *codePage
+	base := ^uint64(0) // forces a page lookup
+	var n uint64
+	for n < budget {
+		if pc-base >= cpu.PageSize {
+			p, stop := c.enterPage(pc)
+			if p == nil {
+				c.pc = pc
+				return n, stop
+			}
+			page, base = p, pc&^cpu.PageMask
+		}
+		in := &page.Slots[((pc-base)>>1)&(cpu.PageSize/2-1)]
+		switch in.op {
+		case opNone:
+			stale, f := c.decodeAt(page, pc)
+			if f != nil {
+				c.pc = pc
+				return n, stopFault(f)
+			}
+			if stale {
+				base = ^uint64(0)
+			}
+			continue
+		case opUndef:
+			c.pc = pc
+			return n, c.undefFault(pc, in)
+		case opSpec:
+			c.pc = pc
+			return n, specFault(pc, in.imm)
+		case opNop:
+
+		// Branches.
+		case opJ:
+			pc += uint64(in.imm)
+			n++
+			continue
+		case opBRC, opBRCL:
+			n++
+			if in.m<<c.cc&8 != 0 {
+				pc += uint64(in.imm)
+				continue
+			}
+			pc += uint64(in.ln)
+			continue
+		case opBR:
+			t := r[in.r2]
+			n++
+			pc = t
+			if t&1 != 0 {
+				base = ^uint64(0)
+			}
+			continue
+		case opBCR:
+			n++
+			if in.m<<c.cc&8 != 0 {
+				pc = r[in.r2]
+				if pc&1 != 0 {
+					base = ^uint64(0)
+				}
+				continue
+			}
+			pc += 2
+			continue
+		case opBC:
+			n++
+			if in.m<<c.cc&8 != 0 {
+				pc = r[in.b] + r[in.r2] + uint64(in.imm)
+				if pc&1 != 0 {
+					base = ^uint64(0)
+				}
+				continue
+			}
+			pc += 4
+			continue
+		case opBRAS, opBRASL:
+			r[in.r1] = pc + uint64(in.ln)
+			pc += uint64(in.imm)
+			n++
+			continue
+		case opBASR, opBAS:
+			t := r[in.r2]
+			if in.op == opBAS {
+				t = r[in.b] + r[in.r2] + uint64(in.imm)
+			}
+			r[in.r1] = pc + uint64(in.ln)
+			n++
+			if in.op == opBASR && in.r2 == 0 {
+				pc += 2
+				continue
+			}
+			pc = t
+			if t&1 != 0 {
+				base = ^uint64(0)
+			}
+			continue
+		case opBRCT:
+			v := uint32(r[in.r1]) - 1
+			lo32(&r[in.r1], v)
+			n++
+			if v != 0 {
+				pc += uint64(in.imm)
+				continue
+			}
+			pc += 4
+			continue
+		case opBRCTG:
+			r[in.r1]--
+			n++
+			if r[in.r1] != 0 {
+				pc += uint64(in.imm)
+				continue
+			}
+			pc += 4
+			continue
+		case opBCTR, opBCTGR, opBCT, opBCTG:
+			t := r[in.r2]
+			if in.op == opBCT || in.op == opBCTG {
+				t = r[in.b] + r[in.r2] + uint64(in.imm)
+			}
+			var nz bool
+			if in.op == opBCTR || in.op == opBCT {
+				v := uint32(r[in.r1]) - 1
+				lo32(&r[in.r1], v)
+				nz = v != 0
+			} else {
+				r[in.r1]--
+				nz = r[in.r1] != 0
+			}
+			n++
+			if nz && (in.r2 != 0 || in.op == opBCT || in.op == opBCTG) {
+				pc = t
+				if t&1 != 0 {
+					base = ^uint64(0)
+				}
+				continue
+			}
+			pc += uint64(in.ln)
+			continue
+		case opBRXH, opBRXLE, opBRXHG, opBRXLG:
+			n++
+			if c.branchIndex(in) {
+				pc += uint64(in.imm)
+				continue
+			}
+			pc += uint64(in.ln)
+			continue
+		case opCRJ, opCGRJ, opCLRJ, opCLGRJ, opCIJ, opCGIJ, opCLIJ, opCLGIJ:
+			n++
+			if in.m<<c.compareOperands(in)&8 != 0 {
+				pc += uint64(in.imm)
+				continue
+			}
+			pc += 6
+			continue
+		case opCRB, opCGRB, opCLRB, opCLGRB, opCIB, opCGIB, opCLIB, opCLGIB:
+			n++
+			if in.m<<c.compareOperands(in)&8 != 0 {
+				pc = r[in.b] + uint64(in.imm)
+				if pc&1 != 0 {
+					base = ^uint64(0)
+				}
+				continue
+			}
+			pc += 6
+			continue
+		case opSVC:
+			c.svc = uint8(in.imm)
+			c.pc = pc + 2
+			return n + 1, cpu.Stop{Kind: cpu.StopSyscall}
+
+		// Register and immediate loads.
+		case opLR:
+			lo32(&r[in.r1], uint32(r[in.r2]))
+		case opLGR:
+			r[in.r1] = r[in.r2]
+		case opLGFR:
+			r[in.r1] = uint64(int32(r[in.r2]))
+		case opLHR:
+			lo32(&r[in.r1], uint32(int16(r[in.r2])))
+		case opLGHR:
+			r[in.r1] = uint64(int16(r[in.r2]))
+		case opLBR:
+			lo32(&r[in.r1], uint32(int8(r[in.r2])))
+		case opLGBR:
+			r[in.r1] = uint64(int8(r[in.r2]))
+		case opLLCR:
+			lo32(&r[in.r1], uint32(uint8(r[in.r2])))
+		case opLLGCR:
+			r[in.r1] = uint64(uint8(r[in.r2]))
+		case opLLHR:
+			lo32(&r[in.r1], uint32(uint16(r[in.r2])))
+		case opLLGHR:
+			r[in.r1] = uint64(uint16(r[in.r2]))
+		case opLLGFR:
+			r[in.r1] = uint64(uint32(r[in.r2]))
+		case opLLGTR:
+			r[in.r1] = r[in.r2] & 0x7fffffff
+		case opLTR:
+			v := uint32(r[in.r2])
+			lo32(&r[in.r1], v)
+			c.cc = ccSigned32(v)
+		case opLTGR:
+			r[in.r1] = r[in.r2]
+			c.cc = ccSigned(int64(r[in.r1]))
+		case opLTGFR:
+			r[in.r1] = uint64(int32(r[in.r2]))
+			c.cc = ccSigned(int64(r[in.r1]))
+		case opLHI, opIILF:
+			lo32(&r[in.r1], uint32(in.imm))
+		case opLGHI, opLGFI:
+			r[in.r1] = uint64(in.imm)
+		case opLLILF:
+			r[in.r1] = uint64(uint32(in.imm))
+		case opLLILL:
+			r[in.r1] = uint64(uint16(in.imm))
+		case opLLILH:
+			r[in.r1] = uint64(uint16(in.imm)) << 16
+		case opLLIHL:
+			r[in.r1] = uint64(uint16(in.imm)) << 32
+		case opLLIHH:
+			r[in.r1] = uint64(uint16(in.imm)) << 48
+		case opLLIHF:
+			r[in.r1] = uint64(uint32(in.imm)) << 32
+		case opIIHF:
+			r[in.r1] = r[in.r1]&0xffffffff | uint64(uint32(in.imm))<<32
+		case opIILL, opIILH, opIIHL, opIIHH:
+			sh := 16 * uint(in.op-opIILL)
+			r[in.r1] = r[in.r1]&^(0xffff<<sh) | uint64(uint16(in.imm))<<sh
+		case opLA, opLAY:
+			r[in.r1] = r[in.b] + r[in.r2] + uint64(in.imm)
+		case opLARL:
+			r[in.r1] = pc + uint64(in.imm)
+		case opLCR:
+			v, cc := sub32(0, uint32(r[in.r2]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opLCGR:
+			r[in.r1], c.cc = sub64(0, r[in.r2])
+		case opLCGFR:
+			r[in.r1] = -uint64(int32(r[in.r2]))
+			c.cc = ccSigned(int64(r[in.r1]))
+		case opLNR:
+			v := int32(r[in.r2])
+			if v > 0 {
+				v = -v
+			}
+			lo32(&r[in.r1], uint32(v))
+			c.cc = ccSigned(int64(v))
+		case opLNGR, opLNGFR:
+			v := int64(r[in.r2])
+			if in.op == opLNGFR {
+				v = int64(int32(v))
+			}
+			if v > 0 {
+				v = -v
+			}
+			r[in.r1] = uint64(v)
+			c.cc = ccSigned(v)
+		case opLPR:
+			v, cc := loadPositive(int64(int32(r[in.r2])), 32)
+			lo32(&r[in.r1], uint32(v))
+			c.cc = cc
+		case opLPGR:
+			r[in.r1], c.cc = loadPositive(int64(r[in.r2]), 64)
+		case opLPGFR:
+			r[in.r1], c.cc = loadPositive(int64(int32(r[in.r2])), 64)
+		case opLRVR:
+			lo32(&r[in.r1], bits.ReverseBytes32(uint32(r[in.r2])))
+		case opLRVGR:
+			r[in.r1] = bits.ReverseBytes64(r[in.r2])
+
+		// Loads from storage.
+		case opL, opLY, opLT:
+			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			lo32(&r[in.r1], v)
+			if in.op == opLT {
+				c.cc = ccSigned32(v)
+			}
+		case opLG, opLTG:
+			v, ok := mem.Load64BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			r[in.r1] = v
+			if in.op == opLTG {
+				c.cc = ccSigned(int64(v))
+			}
+		case opLGF, opLTGF:
+			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			r[in.r1] = uint64(int32(v))
+			if in.op == opLTGF {
+				c.cc = ccSigned(int64(int32(v)))
+			}
+		case opLLGF, opLLGT:
+			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			if in.op == opLLGT {
+				v &= 0x7fffffff
+			}
+			r[in.r1] = uint64(v)
+		case opLH, opLHY, opLGH, opLLH, opLLGH:
+			v, ok := mem.Load16BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			switch in.op {
+			case opLGH:
+				r[in.r1] = uint64(int16(v))
+			case opLLH:
+				lo32(&r[in.r1], uint32(v))
+			case opLLGH:
+				r[in.r1] = uint64(v)
+			default:
+				lo32(&r[in.r1], uint32(int16(v)))
+			}
+		case opLB, opLGB, opLLC, opLLGC, opIC, opICY:
+			v, ok := mem.Load8(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			switch in.op {
+			case opLB:
+				lo32(&r[in.r1], uint32(int8(v)))
+			case opLGB:
+				r[in.r1] = uint64(int8(v))
+			case opLLC:
+				lo32(&r[in.r1], uint32(v))
+			case opLLGC:
+				r[in.r1] = uint64(v)
+			default:
+				r[in.r1] = r[in.r1]&^0xff | uint64(v)
+			}
+		case opLRV:
+			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			lo32(&r[in.r1], bits.ReverseBytes32(v))
+		case opLRVG:
+			v, ok := mem.Load64BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			r[in.r1] = bits.ReverseBytes64(v)
+		case opLRVH:
+			v, ok := mem.Load16BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			r[in.r1] = r[in.r1]&^0xffff | uint64(bits.ReverseBytes16(v))
+		case opLGRL:
+			v, ok := mem.Load64BE(pc + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			r[in.r1] = v
+		case opLRL, opLGFRL, opLLGFRL:
+			v, ok := mem.Load32BE(pc + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			switch in.op {
+			case opLRL:
+				lo32(&r[in.r1], v)
+			case opLGFRL:
+				r[in.r1] = uint64(int32(v))
+			default:
+				r[in.r1] = uint64(v)
+			}
+		case opLHRL, opLGHRL, opLLHRL, opLLGHRL:
+			v, ok := mem.Load16BE(pc + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			switch in.op {
+			case opLHRL:
+				lo32(&r[in.r1], uint32(int16(v)))
+			case opLGHRL:
+				r[in.r1] = uint64(int16(v))
+			case opLLHRL:
+				lo32(&r[in.r1], uint32(v))
+			default:
+				r[in.r1] = uint64(v)
+			}
+		case opLMG: // prologue/epilogue: the one-page case inline
+			a := r[in.b] + uint64(in.imm)
+			cnt := uint64(in.r3-in.r1)&15 + 1
+			if a&cpu.PageMask+8*cnt > cpu.PageSize {
+				if !c.loadMultiple(in) {
+					goto fault
+				}
+				break
+			}
+			for i := uint64(0); i < cnt; i++ { // the first load decides for the page
+				v, ok := mem.Load64BE(a + 8*i)
+				if !ok {
+					goto fault
+				}
+				r[(in.r1+uint8(i))&15] = v
+			}
+		case opLM, opLMY:
+			if !c.loadMultiple(in) {
+				goto fault
+			}
+		case opICM, opICMY, opICMH:
+			if !c.insertChars(in) {
+				goto fault
+			}
+
+		// Stores.
+		case opST, opSTY:
+			if !mem.Store32BE(r[in.b]+r[in.r2]+uint64(in.imm), uint32(r[in.r1])) {
+				goto fault
+			}
+		case opSTG:
+			if !mem.Store64BE(r[in.b]+r[in.r2]+uint64(in.imm), r[in.r1]) {
+				goto fault
+			}
+		case opSTC, opSTCY:
+			if !mem.Store8(r[in.b]+r[in.r2]+uint64(in.imm), uint8(r[in.r1])) {
+				goto fault
+			}
+		case opSTH, opSTHY:
+			if !mem.Store16BE(r[in.b]+r[in.r2]+uint64(in.imm), uint16(r[in.r1])) {
+				goto fault
+			}
+		case opSTRV:
+			if !mem.Store32BE(r[in.b]+r[in.r2]+uint64(in.imm), bits.ReverseBytes32(uint32(r[in.r1]))) {
+				goto fault
+			}
+		case opSTRVG:
+			if !mem.Store64BE(r[in.b]+r[in.r2]+uint64(in.imm), bits.ReverseBytes64(r[in.r1])) {
+				goto fault
+			}
+		case opSTRVH:
+			if !mem.Store16BE(r[in.b]+r[in.r2]+uint64(in.imm), bits.ReverseBytes16(uint16(r[in.r1]))) {
+				goto fault
+			}
+		case opSTRL:
+			if !mem.Store32BE(pc+uint64(in.imm), uint32(r[in.r1])) {
+				goto fault
+			}
+		case opSTGRL:
+			if !mem.Store64BE(pc+uint64(in.imm), r[in.r1]) {
+				goto fault
+			}
+		case opSTHRL:
+			if !mem.Store16BE(pc+uint64(in.imm), uint16(r[in.r1])) {
+				goto fault
+			}
+		case opSTMG:
+			a := r[in.b] + uint64(in.imm)
+			cnt := uint64(in.r3-in.r1)&15 + 1
+			if a&cpu.PageMask+8*cnt > cpu.PageSize {
+				if !c.storeMultiple(in) {
+					goto fault
+				}
+				break
+			}
+			for i := uint64(0); i < cnt; i++ { // the first store decides for the page
+				if !mem.Store64BE(a+8*i, r[(in.r1+uint8(i))&15]) {
+					goto fault
+				}
+			}
+		case opSTM, opSTMY:
+			if !c.storeMultiple(in) {
+				goto fault
+			}
+		case opSTCM, opSTCMY, opSTCMH:
+			if !c.storeChars(in) {
+				goto fault
+			}
+		case opMVI, opMVIY:
+			if !mem.Store8(r[in.b]+uint64(in.imm), in.m) {
+				goto fault
+			}
+		case opMVHHI:
+			if !mem.Store16BE(r[in.b]+uint64(in.imm&0xfff), uint16(in.imm>>16)) {
+				goto fault
+			}
+		case opMVHI:
+			if !mem.Store32BE(r[in.b]+uint64(in.imm&0xfff), uint32(in.imm>>16)) {
+				goto fault
+			}
+		case opMVGHI:
+			if !mem.Store64BE(r[in.b]+uint64(in.imm&0xfff), uint64(in.imm>>16)) {
+				goto fault
+			}
+		case opMVC, opXC, opNC, opOC, opCLC:
+			if !c.storageToStorage(in) {
+				goto fault
+			}
+
+		// Load/store on condition.
+		case opLOCR:
+			if in.m<<c.cc&8 != 0 {
+				lo32(&r[in.r1], uint32(r[in.r2]))
+			}
+		case opLOCGR:
+			if in.m<<c.cc&8 != 0 {
+				r[in.r1] = r[in.r2]
+			}
+		case opLOCHI:
+			if in.m<<c.cc&8 != 0 {
+				lo32(&r[in.r1], uint32(in.imm))
+			}
+		case opLOCGHI:
+			if in.m<<c.cc&8 != 0 {
+				r[in.r1] = uint64(in.imm)
+			}
+		case opLOC:
+			if in.m<<c.cc&8 != 0 {
+				v, ok := mem.Load32BE(r[in.b] + uint64(in.imm))
+				if !ok {
+					goto fault
+				}
+				lo32(&r[in.r1], v)
+			}
+		case opLOCG:
+			if in.m<<c.cc&8 != 0 {
+				v, ok := mem.Load64BE(r[in.b] + uint64(in.imm))
+				if !ok {
+					goto fault
+				}
+				r[in.r1] = v
+			}
+		case opSTOC:
+			if in.m<<c.cc&8 != 0 && !mem.Store32BE(r[in.b]+uint64(in.imm), uint32(r[in.r1])) {
+				goto fault
+			}
+		case opSTOCG:
+			if in.m<<c.cc&8 != 0 && !mem.Store64BE(r[in.b]+uint64(in.imm), r[in.r1]) {
+				goto fault
+			}
+
+		// Signed add and subtract, register and immediate operands.
+		case opAR:
+			v, cc := add32(uint32(r[in.r1]), uint32(r[in.r2]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opARK:
+			v, cc := add32(uint32(r[in.r2]), uint32(r[in.r3]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opAHI, opAFI:
+			v, cc := add32(uint32(r[in.r1]), uint32(in.imm))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opAHIK:
+			v, cc := add32(uint32(r[in.r3]), uint32(in.imm))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opAGR:
+			r[in.r1], c.cc = add64(r[in.r1], r[in.r2])
+		case opAGRK:
+			r[in.r1], c.cc = add64(r[in.r2], r[in.r3])
+		case opAGFR:
+			r[in.r1], c.cc = add64(r[in.r1], uint64(int32(r[in.r2])))
+		case opAGHI, opAGFI:
+			r[in.r1], c.cc = add64(r[in.r1], uint64(in.imm))
+		case opAGHIK:
+			r[in.r1], c.cc = add64(r[in.r3], uint64(in.imm))
+		case opSR:
+			v, cc := sub32(uint32(r[in.r1]), uint32(r[in.r2]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opSRK:
+			v, cc := sub32(uint32(r[in.r2]), uint32(r[in.r3]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opSGR:
+			r[in.r1], c.cc = sub64(r[in.r1], r[in.r2])
+		case opSGRK:
+			r[in.r1], c.cc = sub64(r[in.r2], r[in.r3])
+		case opSGFR:
+			r[in.r1], c.cc = sub64(r[in.r1], uint64(int32(r[in.r2])))
+
+		// Logical add and subtract, register and immediate operands.
+		case opALR:
+			v, cc := addL32(uint32(r[in.r1]), uint32(r[in.r2]), 0)
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opALRK:
+			v, cc := addL32(uint32(r[in.r2]), uint32(r[in.r3]), 0)
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opALFI:
+			v, cc := addL32(uint32(r[in.r1]), uint32(in.imm), 0)
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opALHSIK:
+			v, cc := addL32(uint32(r[in.r3]), uint32(in.imm), 0)
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opALGR:
+			r[in.r1], c.cc = addL64(r[in.r1], r[in.r2], 0)
+		case opALGRK:
+			r[in.r1], c.cc = addL64(r[in.r2], r[in.r3], 0)
+		case opALGFR:
+			r[in.r1], c.cc = addL64(r[in.r1], uint64(uint32(r[in.r2])), 0)
+		case opALGFI:
+			r[in.r1], c.cc = addL64(r[in.r1], uint64(uint32(in.imm)), 0)
+		case opALGHSIK:
+			r[in.r1], c.cc = addL64(r[in.r3], uint64(in.imm), 0)
+		case opALCR:
+			v, cc := addL32(uint32(r[in.r1]), uint32(r[in.r2]), uint32(c.cc>>1))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opALCGR:
+			r[in.r1], c.cc = addL64(r[in.r1], r[in.r2], uint64(c.cc>>1))
+		case opSLR:
+			v, cc := subL32(uint32(r[in.r1]), uint32(r[in.r2]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opSLRK:
+			v, cc := subL32(uint32(r[in.r2]), uint32(r[in.r3]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opSLFI:
+			v, cc := subL32(uint32(r[in.r1]), uint32(in.imm))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opSLGR:
+			r[in.r1], c.cc = subL64(r[in.r1], r[in.r2])
+		case opSLGRK:
+			r[in.r1], c.cc = subL64(r[in.r2], r[in.r3])
+		case opSLGFR:
+			r[in.r1], c.cc = subL64(r[in.r1], uint64(uint32(r[in.r2])))
+		case opSLGFI:
+			r[in.r1], c.cc = subL64(r[in.r1], uint64(uint32(in.imm)))
+		case opSLBR:
+			v, cc := addL32(uint32(r[in.r1]), ^uint32(r[in.r2]), uint32(c.cc>>1))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opSLBGR:
+			r[in.r1], c.cc = addL64(r[in.r1], ^r[in.r2], uint64(c.cc>>1))
+
+		// Arithmetic and logic with a storage operand: see aluStorage.
+		case opA, opAY, opAH, opAHY, opS, opSY, opSH, opSHY, opAL, opALY, opSL, opSLY, opALC, opSLB,
+			opN, opNY, opO, opOY, opX, opXY, opMS, opMSY, opMH, opMHY,
+			opC, opCY, opCH, opCHY, opCL, opCLY:
+			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if in.op == opAH || in.op == opAHY || in.op == opSH || in.op == opSHY ||
+				in.op == opMH || in.op == opMHY || in.op == opCH || in.op == opCHY {
+				var h uint16
+				h, ok = mem.Load16BE(r[in.b] + r[in.r2] + uint64(in.imm))
+				v = uint32(int16(h))
+			}
+			if !ok {
+				goto fault
+			}
+			c.alu32(in, v)
+		case opAG, opAGF, opSG, opSGF, opALG, opALGF, opSLG, opSLGF, opALCG, opSLBG,
+			opNG, opOG, opXG, opMSG, opMSGF, opCG, opCGF, opCGH, opCLG, opCLGF:
+			var v uint64
+			ok := true
+			switch in.op {
+			case opAGF, opSGF, opMSGF, opCGF:
+				var w uint32
+				w, ok = mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+				v = uint64(int32(w))
+			case opALGF, opSLGF, opCLGF:
+				var w uint32
+				w, ok = mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+				v = uint64(w)
+			case opCGH:
+				var h uint16
+				h, ok = mem.Load16BE(r[in.b] + r[in.r2] + uint64(in.imm))
+				v = uint64(int16(h))
+			default:
+				v, ok = mem.Load64BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			}
+			if !ok {
+				goto fault
+			}
+			c.alu64(in, v)
+
+		// Multiply and divide.
+		case opMSR:
+			lo32(&r[in.r1], uint32(r[in.r1])*uint32(r[in.r2]))
+		case opMSFI, opMHI:
+			lo32(&r[in.r1], uint32(r[in.r1])*uint32(in.imm))
+		case opMSGR:
+			r[in.r1] *= r[in.r2]
+		case opMSGFR:
+			r[in.r1] *= uint64(int32(r[in.r2]))
+		case opMSGFI, opMGHI:
+			r[in.r1] *= uint64(in.imm)
+		case opMLGR:
+			hi, lo := bits.Mul64(r[in.r1+1], r[in.r2])
+			r[in.r1], r[in.r1+1] = hi, lo
+		case opMR, opMLR, opDR, opDLR, opDLGR, opDSGR, opDSGFR:
+			if !c.mulDiv(in, r[in.r2]) {
+				c.pc = pc
+				return n, divideFault(pc)
+			}
+		case opM, opMFY, opML, opD, opDL, opDSGF:
+			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			if !c.mulDiv(in, uint64(v)) {
+				c.pc = pc
+				return n, divideFault(pc)
+			}
+		case opMLG, opDLG, opDSG:
+			v, ok := mem.Load64BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			if !c.mulDiv(in, v) {
+				c.pc = pc
+				return n, divideFault(pc)
+			}
+
+		// Logical operations, register and immediate operands.
+		case opNR:
+			lo32(&r[in.r1], uint32(r[in.r1]&r[in.r2]))
+			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opOR:
+			lo32(&r[in.r1], uint32(r[in.r1]|r[in.r2]))
+			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opXR:
+			lo32(&r[in.r1], uint32(r[in.r1]^r[in.r2]))
+			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opNRK:
+			lo32(&r[in.r1], uint32(r[in.r2]&r[in.r3]))
+			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opORK:
+			lo32(&r[in.r1], uint32(r[in.r2]|r[in.r3]))
+			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opXRK:
+			lo32(&r[in.r1], uint32(r[in.r2]^r[in.r3]))
+			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opNGR:
+			r[in.r1] &= r[in.r2]
+			c.cc = ccNonzero(r[in.r1])
+		case opOGR:
+			r[in.r1] |= r[in.r2]
+			c.cc = ccNonzero(r[in.r1])
+		case opXGR:
+			r[in.r1] ^= r[in.r2]
+			c.cc = ccNonzero(r[in.r1])
+		case opNGRK:
+			r[in.r1] = r[in.r2] & r[in.r3]
+			c.cc = ccNonzero(r[in.r1])
+		case opOGRK:
+			r[in.r1] = r[in.r2] | r[in.r3]
+			c.cc = ccNonzero(r[in.r1])
+		case opXGRK:
+			r[in.r1] = r[in.r2] ^ r[in.r3]
+			c.cc = ccNonzero(r[in.r1])
+		case opNILF, opOILF, opXILF, opNIHF, opOIHF, opXIHF,
+			opNILL, opNILH, opNIHL, opNIHH, opOILL, opOILH, opOIHL, opOIHH:
+			c.logicalImmediate(in)
+		case opNI, opNIY, opOI, opOIY, opXI, opXIY:
+			a := r[in.b] + uint64(in.imm)
+			v, ok := mem.Load8(a)
+			if !ok {
+				goto fault
+			}
+			switch in.op {
+			case opNI, opNIY:
+				v &= in.m
+			case opOI, opOIY:
+				v |= in.m
+			default:
+				v ^= in.m
+			}
+			if !mem.Store8(a, v) {
+				goto fault
+			}
+			c.cc = ccNonzero(uint64(v))
+
+		// Add immediate to storage, interlocked updates.
+		case opASI, opALSI, opAGSI, opALGSI:
+			if !c.addStorage(in) {
+				goto fault
+			}
+		case opCS, opCSY, opCSG, opLAA, opLAAG, opLAAL, opLAALG, opLAN, opLANG, opLAO, opLAOG, opLAX, opLAXG:
+			if a := r[in.b] + uint64(in.imm); a&uint64(atomicSize(in.op)-1) != 0 {
+				c.pc = pc
+				return n, specFault(pc, specAlign)
+			}
+			if !c.interlocked(in) {
+				goto fault
+			}
+
+		// Compare.
+		case opCR:
+			c.cc = ccCompare(int64(int32(r[in.r1])), int64(int32(r[in.r2])))
+		case opCGR:
+			c.cc = ccCompare(int64(r[in.r1]), int64(r[in.r2]))
+		case opCGFR:
+			c.cc = ccCompare(int64(r[in.r1]), int64(int32(r[in.r2])))
+		case opCHI, opCFI:
+			c.cc = ccCompare(int64(int32(r[in.r1])), in.imm)
+		case opCGHI, opCGFI:
+			c.cc = ccCompare(int64(r[in.r1]), in.imm)
+		case opCLR:
+			c.cc = ccCompareU(uint64(uint32(r[in.r1])), uint64(uint32(r[in.r2])))
+		case opCLGR:
+			c.cc = ccCompareU(r[in.r1], r[in.r2])
+		case opCLGFR:
+			c.cc = ccCompareU(r[in.r1], uint64(uint32(r[in.r2])))
+		case opCLFI:
+			c.cc = ccCompareU(uint64(uint32(r[in.r1])), uint64(uint32(in.imm)))
+		case opCLGFI:
+			c.cc = ccCompareU(r[in.r1], uint64(uint32(in.imm)))
+		case opCLI, opCLIY:
+			v, ok := mem.Load8(r[in.b] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			c.cc = ccCompareU(uint64(v), uint64(in.m))
+		case opCLM, opCLMY:
+			if !c.compareChars(in) {
+				goto fault
+			}
+		case opCHHSI, opCHSI, opCGHSI, opCLHHSI, opCLFHSI, opCLGHSI,
+			opCRL, opCGRL, opCGFRL, opCLRL, opCLGRL, opCLGFRL, opCHRL, opCGHRL, opCLHRL, opCLGHRL:
+			if !c.compareStorage(in, pc) {
+				goto fault
+			}
+
+		// Shifts and rotates: the amount is bits 58-63 of the address.
+		case opSLL:
+			lo32(&r[in.r1], uint32(r[in.r1])<<((r[in.b]+uint64(in.imm))&63))
+		case opSRL:
+			lo32(&r[in.r1], uint32(r[in.r1])>>((r[in.b]+uint64(in.imm))&63))
+		case opSLLK:
+			lo32(&r[in.r1], uint32(r[in.r3])<<((r[in.b]+uint64(in.imm))&63))
+		case opSRLK:
+			lo32(&r[in.r1], uint32(r[in.r3])>>((r[in.b]+uint64(in.imm))&63))
+		case opSRA, opSRAK:
+			src := in.r1
+			if in.op == opSRAK {
+				src = in.r3
+			}
+			v := int32(r[src]) >> min((r[in.b]+uint64(in.imm))&63, 31)
+			lo32(&r[in.r1], uint32(v))
+			c.cc = ccSigned(int64(v))
+		case opSLLG:
+			r[in.r1] = r[in.r3] << ((r[in.b] + uint64(in.imm)) & 63)
+		case opSRLG:
+			r[in.r1] = r[in.r3] >> ((r[in.b] + uint64(in.imm)) & 63)
+		case opSRAG:
+			r[in.r1] = uint64(int64(r[in.r3]) >> ((r[in.b] + uint64(in.imm)) & 63))
+			c.cc = ccSigned(int64(r[in.r1]))
+		case opRLL:
+			lo32(&r[in.r1], bits.RotateLeft32(uint32(r[in.r3]), int((r[in.b]+uint64(in.imm))&31)))
+		case opRLLG:
+			r[in.r1] = bits.RotateLeft64(r[in.r3], int((r[in.b]+uint64(in.imm))&63))
+		case opSLA, opSLAK, opSLAG, opSLDL, opSRDL, opSLDA, opSRDA:
+			c.shiftSpecial(in)
+
+		// Bit fields, counts, test under mask.
+		case opRISBG, opRISBGN:
+			rot := bits.RotateLeft64(r[in.r2], int(in.r3))
+			mask := uint64(in.imm)
+			v := rot & mask
+			if in.m&0x40 == 0 {
+				v |= r[in.r1] &^ mask
+			}
+			r[in.r1] = v
+			if in.op == opRISBG {
+				c.cc = ccSigned(int64(v))
+			}
+		case opRXSBG: // the T bit (m&0x80): only set the condition code
+			mask := uint64(in.imm)
+			v := r[in.r1] ^ bits.RotateLeft64(r[in.r2], int(in.r3))&mask
+			c.cc = ccNonzero(v & mask)
+			if in.m&0x80 == 0 {
+				r[in.r1] = v
+			}
+		case opROSBG:
+			mask := uint64(in.imm)
+			v := r[in.r1] | bits.RotateLeft64(r[in.r2], int(in.r3))&mask
+			c.cc = ccNonzero(v & mask)
+			if in.m&0x80 == 0 {
+				r[in.r1] = v
+			}
+		case opRNSBG:
+			mask := uint64(in.imm)
+			v := r[in.r1] & (bits.RotateLeft64(r[in.r2], int(in.r3)) | ^mask)
+			c.cc = ccNonzero(v & mask)
+			if in.m&0x80 == 0 {
+				r[in.r1] = v
+			}
+		case opFLOGR:
+			v := r[in.r2]
+			if v == 0 {
+				r[in.r1], r[in.r1+1], c.cc = 64, 0, 0
+			} else {
+				lz := bits.LeadingZeros64(v)
+				r[in.r1], r[in.r1+1], c.cc = uint64(lz), v&^(1<<(63-lz)), 2
+			}
+		case opPOPCNT: // per byte; M3 bit 8 (z15, qemu has it): the whole register
+			v := r[in.r2]
+			var out uint64
+			for i := 0; i < 64; i += 8 {
+				out |= uint64(bits.OnesCount8(uint8(v>>i))) << i
+			}
+			if in.m&8 != 0 {
+				out = uint64(bits.OnesCount64(v))
+			}
+			r[in.r1] = out
+			c.cc = ccNonzero(out)
+		case opTMLL, opTMLH, opTMHL, opTMHH:
+			sh := 16 * uint(in.op-opTMLL)
+			c.cc = testMask16(uint16(r[in.r1]>>sh), uint16(in.imm))
+		case opTM, opTMY:
+			v, ok := mem.Load8(r[in.b] + uint64(in.imm))
+			if !ok {
+				goto fault
+			}
+			c.cc = testMask16(uint16(v), uint16(in.m))
+			if c.cc == 2 { // storage form: mixed is 1 whatever the leftmost bit
+				c.cc = 1
+			}
+
+		default:
+			var f *cpu.Fault
+			switch {
+			case in.op >= opLD && in.op < opVL:
+				f = c.fp(in)
+			case in.op >= opVL && in.op < opEnd:
+				f = c.vec(in)
+			default:
+				c.pc = pc
+				return n, internalFault(pc, in)
+			}
+			if f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		}
+		pc += uint64(in.ln)
+		n++
+	}
+	c.pc = pc
+	return n, cpu.Stop{}
+
+fault:
+	c.pc = pc
+	return n, c.memFault(pc)
+}
+
+// enterPage finds the decoded page for pc when execution moves to another
+// page (or a branch went to an odd address, which is where that
+// specification exception is raised).
+func (c *Core) enterPage(pc uint64) (*codePage, cpu.Stop) {
+	if pc&1 != 0 {
+		return nil, oddPCFault(pc)
+	}
+	p, f := c.icache.Page(pc)
+	if f != nil {
+		return nil, stopFault(f)
+	}
+	return p, cpu.Stop{}
+}
