@@ -31,6 +31,7 @@ Commands:
   record    run a program with a virtual Arm SPE unit and write a perf.data
   spe       dump SPE data, explain SPE register values
   report    write a self-contained HTML report of a simrun record perf.data
+  unwind    check stack unwinding (SFrame, eh_frame, frame pointer) against the true call stack
   help      show help for a command
 
 Examples:
@@ -75,6 +76,8 @@ func mainStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdSPE(args[1:], stdout, stderr)
 	case "report":
 		err = cmdReport(args[1:], stdout, stderr)
+	case "unwind":
+		err = cmdUnwind(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 {
 			return mainStatus([]string{args[1], "--help"}, stdin, stdout, stderr)

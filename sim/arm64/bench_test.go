@@ -14,7 +14,7 @@ import (
 // call-heavy speed figures in the README.
 func BenchmarkRun(b *testing.B) {
 	long := map[string][]string{"intloop": {"3000000"}, "fib": {"27"}}
-	for _, bin := range programs.Binaries("arm64") {
+	for _, bin := range append(programs.Binaries("arm64"), programs.GlibcBinaries("arm64")...) {
 		args := bin.Args
 		if a, ok := long[bin.Name]; ok {
 			args = a

@@ -34,6 +34,8 @@ type Core struct {
 
 	alignErr     uint64 // address of a pending alignment fault
 	alignPending bool
+
+	pa *pauthState // pointer authentication; nil: off (pauth.go)
 }
 
 // codePage is a page of decoded instructions, one slot per word.
@@ -127,6 +129,9 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 	}
 	in := p.Slot(pc)
 	*in = decode(binary.LittleEndian.Uint32(b[:]), pc)
+	if c.pa != nil {
+		*in = decodePAuth(binary.LittleEndian.Uint32(b[:]), *in)
+	}
 	if p.Infos != nil {
 		c.describeSlot(p, in, pc)
 	}

@@ -250,5 +250,10 @@ const (
 	// AdvSIMD (vector and scalar) data processing: see simd.go.
 	opSimd
 	opSimdImm // modified immediate: ra = sub-op, imm = 64-bit pattern
+
+	// Pointer authentication, decoded only when it is on (pauth.go).
+	opPAuth    // pac*, aut*, xpac*, pacga: a = kind, b = key
+	opPAuthLdr // ldraa, ldrab
+	opPAuthBr  // braa, blraa, retaa and the B-key and zero-modifier forms
 	numOps
 )

@@ -29,6 +29,9 @@ func pickClass(load bool) cpu.OpClass {
 
 // describe computes the static description of an instruction.
 func describe(in *inst) cpu.OpInfo {
+	if in.op >= opPAuth && in.op <= opPAuthBr {
+		return describePAuth(in)
+	}
 	o := cpu.NewOpInfo(4)
 	src := func(rs ...uint8) {
 		for _, r := range rs {
@@ -382,6 +385,8 @@ func (c *Core) dynamicEA(in *inst, info *cpu.OpInfo) uint64 {
 		return x[in.rn]
 	case opDcZva:
 		return x[in.rn] &^ (zvaBytes - 1)
+	case opPAuthLdr:
+		return c.ldraAddr(in)
 	case opCselX, opCselW, opCsincX, opCsincW, opCsinvX, opCsinvW, opCsnegX, opCsnegW,
 		opCcmpX, opCcmpW, opCcmnX, opCcmnW:
 		if c.cond(in.a) {
@@ -427,6 +432,8 @@ func (c *Core) branchTarget(in *inst) (uint64, bool) {
 		return in.imm, x[in.rn]>>in.a&1 != 0
 	case opBr, opBlr, opRet:
 		return x[in.rn], true
+	case opPAuthBr:
+		return c.pauthTarget(in), true
 	}
 	return 0, false
 }

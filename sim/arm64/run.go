@@ -472,6 +472,21 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			x[rLR] = pc + 4
 			pc = t
 			continue
+		case opPAuth:
+			c.pauthOp(in)
+		case opPAuthLdr:
+			if !c.ldra(in) {
+				c.pc = pc
+				return n, c.memFault(pc)
+			}
+		case opPAuthBr:
+			n++
+			t := c.pauthTarget(in)
+			if in.a&paLink != 0 {
+				x[rLR] = pc + 4
+			}
+			pc = t
+			continue
 		case opSvc:
 			c.pc = pc + 4
 			return n + 1, cpu.Stop{Kind: cpu.StopSyscall}

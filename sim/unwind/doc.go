@@ -10,6 +10,26 @@
 // in relocatable objects the way objdump applies them) and answers what
 // `simrun sframe` prints (ReadSFrame).
 //
+// # The stack tracer
+//
+// Tracer walks a stack with one method (SFrame, .eh_frame rows, or the
+// frame chain: aarch64 x29 records, s390x back chain).  Each method turns
+// what it knows about a pc into a Row (CFA, RA and FP rules); one step
+// function applies a Row with the rules of shared/reference/SFRAME.md §4
+// (the Linux kernel's unwind_user), relaxed or tightened by a Policy
+// (ParsePolicy, PolicySwitches: ra or ra-1 lookup, topmost-only rules,
+// depth, gaps, PAC stripping).  Walks never panic on hostile stacks or
+// data: every walk ends with a Stop that says why, within the depth limit,
+// and the stack pointer must move up at every outer frame, so cycles end.
+//
+// Shadow is the truth, a call stack kept from the calls and returns the
+// simulator executes; Checker runs a program and compares every method
+// with it at every instruction (`simrun unwind check`).
+//
+// For callchains of sampled operations: Tracer.Callchain(m, buf) unwinds
+// the machine's current context (the instruction about to execute), and
+// Shadow.StepRetired / Shadow.Callchain follow a cpu.RetireLog.
+//
 // # Emitting SFrame from .eh_frame the way gas does
 //
 // gas translates its own list of CFI directives; simrun sees them only

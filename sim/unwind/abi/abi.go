@@ -50,9 +50,78 @@ type ABI struct {
 	FPWithoutRA bool
 	// PAuth is true on aarch64 (mangled RA, A/B keys).
 	PAuth bool
+	// PACMask is the part of a code pointer that holds a pointer
+	// authentication code in user space: bits 54:48 with 48-bit virtual
+	// addresses and the top byte ignored (the mask Linux reports in
+	// NT_ARM_PAC_MASK).  Bit 55 says which half of the address space the
+	// pointer is in; stripping copies it into the mask bits (XPACI).
+	PACMask uint64
+
+	// Frame is the frame-pointer (aarch64) or back-chain (s390x) record
+	// that unwinding without tables follows.
+	Frame FrameChain
+	// Regs says where the DWARF registers live in a cpu.State.
+	Regs RegLayout
 
 	// BFDName is the BFD target objdump names ("elf64-s390").
 	BFDName string
+}
+
+// FrameChain (Name "" when the ABI has none here) describes the frame records that link frames without unwind
+// tables, as a row with fixed rules:
+//
+//	CFA = (Deref ? *(Base+Off) : Base+Off) + Add
+//	RA  = *(CFA + RAOff)
+//	FP  = *(CFA + FPOff) if FPSaved, else unknown
+//
+// At a function's first instruction (topmost frame only) the record does
+// not exist yet: CFA = SP + EntryCFA, RA is in the RA register and FP is
+// unchanged.
+type FrameChain struct {
+	Name     string // "frame pointer", "back chain"
+	Base     uint32 // DWARF register
+	Off      int64
+	Deref    bool
+	Add      int64
+	RAOff    int64
+	FPOff    int64
+	FPSaved  bool
+	EntryCFA int64
+}
+
+// RegLayout maps DWARF register numbers to the fields of a cpu.State:
+// 0..GPRs-1 are State.GPR[n]; FPRBase..FPRBase+len(FPR)-1 are the
+// floating-point registers State.Vec[FPR[n-FPRBase]], their high half
+// (Vec[i][0], bits 127:64) when FPRHigh, else the low half.
+type RegLayout struct {
+	GPRs    int
+	FPRBase int
+	FPR     []uint8
+	FPRHigh bool
+}
+
+// Locate returns where DWARF register n lives: a GPR index (vec false) or
+// a vector register index and half; ok is false if the layout has no
+// such register.
+func (l *RegLayout) Locate(n int) (idx int, vec, ok bool) {
+	switch {
+	case n >= 0 && n < l.GPRs:
+		return n, false, true
+	case n >= l.FPRBase && n < l.FPRBase+len(l.FPR):
+		return int(l.FPR[n-l.FPRBase]), true, true
+	}
+	return 0, false, false
+}
+
+// StripPAC removes a pointer authentication code from a code pointer.
+func (a *ABI) StripPAC(p uint64) uint64 {
+	if a.PACMask == 0 {
+		return p
+	}
+	if p&(1<<55) != 0 {
+		return p | a.PACMask
+	}
+	return p &^ a.PACMask
 }
 
 // SFrameABI returns the SFrame ABI/arch identifier.
@@ -87,7 +156,10 @@ var (
 	aarch64 = ABI{
 		Name: "aarch64", Machine: elf.EM_AARCH64, Order: binary.LittleEndian,
 		SP: 31, FP: 29, RA: 30,
-		RATracked: true, PAuth: true,
+		RATracked: true, PAuth: true, PACMask: 0x007f << 48,
+		// The AAPCS64 frame record: x29 points at {caller's x29, x30}.
+		Frame:   FrameChain{Name: "frame pointer", Base: 29, Off: 16, RAOff: -8, FPOff: -16, FPSaved: true},
+		Regs:    RegLayout{GPRs: 32, FPRBase: 64, FPR: seq(32)},
 		BFDName: "elf64-littleaarch64",
 	}
 	aarch64BE = func() ABI {
@@ -100,6 +172,15 @@ var (
 		SP: 15, FP: 11, RA: 14,
 		CFAInitial: 160, SPValOffset: -160,
 		RATracked: true, FlexFDE: true, CFAScaled: true, FPWithoutRA: true,
+		// -mbackchain: 0(%r15) holds the caller's %r15; the callee saved
+		// %r14 in the caller's register save area at 112(caller's %r15),
+		// i.e. CFA-48.  %r11 is saved there too only if the callee saved
+		// it, so the chain cannot recover FP (as the kernel's back-chain
+		// unwinder says).
+		Frame: FrameChain{Name: "back chain", Base: 15, Deref: true, Add: 160, RAOff: -48, EntryCFA: 160},
+		// DWARF 16-31 are f0,f2,f4,f6,f1,f3,f5,f7,f8,f10,f12,f14,f9,f11,
+		// f13,f15; an FPR is bits 0-63 of its vector register.
+		Regs:    RegLayout{GPRs: 16, FPRBase: 16, FPR: []uint8{0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15}, FPRHigh: true},
 		BFDName: "elf64-s390",
 	}
 	x8664 = ABI{
@@ -109,6 +190,14 @@ var (
 		BFDName: "elf64-x86-64",
 	}
 )
+
+func seq(n int) []uint8 {
+	s := make([]uint8, n)
+	for i := range s {
+		s[i] = uint8(i)
+	}
+	return s
+}
 
 // ForMachine returns the ABI of a 64-bit ELF machine in the given byte
 // order, or an error naming what is not supported.

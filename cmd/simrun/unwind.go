@@ -1,0 +1,181 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"simrun/sim/cpu"
+	"simrun/sim/unwind"
+)
+
+const unwindUsage = `Usage: simrun unwind <subcommand> [flags] ...
+
+Subcommands:
+  check      run a program and compare every unwinding method with the true call stack
+  policies   list the --unwind-policy switches and which real unwinders behave each way
+
+Run 'simrun unwind <subcommand> --help' for its flags.
+`
+
+const unwindCheckExamples = `simrun unwind check programs/bin/aarch64-O2/fib
+simrun unwind check --every 100 --method all programs/bin/s390x-O2/leaffpr
+simrun unwind check --unwind-policy topmost=ignore programs/bin/s390x-O2/fprra
+simrun unwind check --pauth --unwind-policy pac=keep programs/bin/aarch64-O2/pacret
+simrun unwind check --sframe-version 2 --method sframe programs/bin/s390x-O0/fib
+`
+
+func cmdUnwind(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, unwindUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "check":
+		return cmdUnwindCheck(args[1:], stdin, stdout, stderr)
+	case "policies":
+		return writePolicies(stdout)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, unwindUsage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "simrun unwind: unknown subcommand %q\n\n%s", args[0], unwindUsage)
+	return errUsage
+}
+
+func writePolicies(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "switch\tdefault\twhat it does\twho behaves this way")
+	for _, s := range unwind.PolicySwitches {
+		def := ""
+		if s.Default {
+			def = "default"
+		}
+		fmt.Fprintf(tw, "%s=%s\t%s\t%s\t%s\n", s.Key, s.Value, def, s.What, s.Who)
+	}
+	return tw.Flush()
+}
+
+func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("unwind check", "unwind check [flags] PROG [ARGS...]", indent(unwindCheckExamples), stderr)
+	every := fs.Uint64("every", 1, "check every `N`th instruction (the truth follows every one)")
+	methods := fs.String("method", "sframe,eh_frame", "comma-separated `METHODS` to check: sframe, eh_frame, fp (x29 chain / s390x back chain), or all")
+	policyText := fs.String("unwind-policy", "default", "unwinder `SWITCHES` key=value,... (see 'simrun unwind policies'); the default is the kernel's rules")
+	sframeFrom := fs.String("sframe", "auto", "SFrame data: auto (the program's .sframe, else emitted from .eh_frame), section, or emit")
+	sframeVersion := fs.Int("sframe-version", 3, "SFrame `version` to emit: 3 (binutils 2.46) or 2 (2.45)")
+	pauth := fs.Bool("pauth", false, "arm64: pointer authentication on (paciasp/autiasp/retaa... sign and authenticate); off, they are NOPs as in qemu with pauth=off")
+	examples := fs.Int("examples", 5, "divergences shown in detail per method")
+	maxInsns := fs.Uint64("max-insns", 0, "stop with an error after `N` instructions (0: no limit)")
+	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM, getrandom and the pointer authentication keys")
+	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
+	var env multiFlag
+	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "simrun unwind check: no program given")
+		fs.Usage()
+		return errUsage
+	}
+	usage := func(format string, a ...any) error {
+		fmt.Fprintf(stderr, "simrun unwind check: "+format+"\n", a...)
+		return errUsage
+	}
+	policy, err := unwind.ParsePolicy(*policyText)
+	if err != nil {
+		return usage("--unwind-policy: %v", err)
+	}
+	var ms []unwind.Method
+	if *methods == "all" {
+		ms = unwind.Methods
+	} else {
+		for _, s := range strings.Split(*methods, ",") {
+			m, err := unwind.ParseMethod(strings.TrimSpace(s))
+			if err != nil {
+				return usage("--method: %v", err)
+			}
+			ms = append(ms, m)
+		}
+	}
+	var from unwind.SFrameSource
+	switch *sframeFrom {
+	case "auto":
+		from = unwind.SFrameAuto
+	case "section":
+		from = unwind.SFrameSection
+	case "emit":
+		from = unwind.SFrameEmit
+	default:
+		return usage("--sframe %q: want auto, section or emit", *sframeFrom)
+	}
+	if *sframeVersion != 2 && *sframeVersion != 3 {
+		return usage("--sframe-version %d: want 2 or 3", *sframeVersion)
+	}
+	prog := fs.Arg(0)
+	data, err := os.ReadFile(prog)
+	if err != nil {
+		return err
+	}
+	m, err := cpu.New(prog, data, cpu.Config{
+		Args: fs.Args(), Env: env, Stdin: stdin, Stdout: stderr, Stderr: stderr,
+		Seed: *seed, MaxInsns: *maxInsns,
+	})
+	if err != nil {
+		return err
+	}
+	if *pauth {
+		if err := enablePAuth(m); err != nil {
+			return err
+		}
+	}
+	obj, err := unwind.NewObject(prog, data)
+	if err != nil {
+		return err
+	}
+	c, err := unwind.NewChecker(m, obj, unwind.CheckOptions{
+		Methods: ms, Policy: policy, Every: *every, SFrame: from,
+		SFrameVersion: uint8(*sframeVersion), Examples: *examples,
+	})
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	r, err := c.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return err
+	}
+	if err := r.Write(stdout); err != nil {
+		return err
+	}
+	if *stats {
+		fc := r.FrameChecks()
+		fmt.Fprintf(stderr, "wall time: %.3f s\ninstructions: %d (%.2f M/s)\nframe checks: %d (%.2f M/s)\n",
+			wall.Seconds(), r.Insns, float64(r.Insns)/wall.Seconds()/1e6, fc, float64(fc)/wall.Seconds()/1e6)
+	}
+	if r.Failed() {
+		return exitError{1}
+	}
+	return nil
+}
+
+// pauthCore is implemented by cores with pointer authentication (arm64).
+type pauthCore interface {
+	EnablePAuth(seed uint64)
+}
+
+// enablePAuth turns pointer authentication on for m's core, with keys
+// derived from the run's seed.
+func enablePAuth(m *cpu.Machine) error {
+	c, ok := m.Core.(pauthCore)
+	if !ok {
+		return errors.New("--pauth: the " + m.Arch.Name + " core has no pointer authentication")
+	}
+	c.EnablePAuth(m.Cfg.Seed)
+	return nil
+}

@@ -1,0 +1,350 @@
+package unwind
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"simrun/sim/cpu"
+	"simrun/sim/unwind/abi"
+)
+
+// The unwind checker: it runs a program and, before every instruction
+// (or every Nth), unwinds with each selected method and compares the
+// frames with the truth (Shadow).  Each check ends in one of:
+//
+//	agree       the same frames as the truth (up to the depth limit)
+//	incomplete  the frames found are right, but the method stopped
+//	            early because it had nothing it may use: no data for a
+//	            pc, a topmost-only rule in an outer frame, an
+//	            unsupported rule (these are "without coverage")
+//	diverge     a wrong frame, frames past the outermost one, or a
+//	            stop that claims the chain ended (RA undefined, return
+//	            address 0) or that the frame is bad while the truth goes
+//	            on: the data claimed coverage and was wrong
+
+// CheckOptions configure a Checker.
+type CheckOptions struct {
+	Methods []Method
+	Policy  Policy // zero MaxDepth: DefaultPolicy
+	// Every checks every Nth instruction (0 or 1: all); the truth
+	// follows every instruction regardless.
+	Every         uint64
+	SFrame        SFrameSource
+	SFrameVersion uint8
+	// Examples is how many divergences are kept per method in detail
+	// (default 5).
+	Examples int
+}
+
+// Outcome is the result of one check.
+type Outcome uint8
+
+const (
+	Agree Outcome = iota
+	Incomplete
+	Diverge
+)
+
+// Divergence is one check that diverged, in detail.
+type Divergence struct {
+	Insn     uint64 // instructions retired before it
+	PC       uint64
+	Frame    int    // the first frame that differs (or is missing or extra)
+	What     string // "wrong frame 2", "claims the outermost frame at frame 3", ...
+	Expected []uint64
+	Walk     Walk // the method's walk, with Frames
+}
+
+// MethodReport is one method's tally.
+type MethodReport struct {
+	Method  Method
+	Source  string
+	HasData bool
+	Checked uint64
+	Agree   uint64
+	Diverge uint64
+	// Incomplete counts checks without coverage; IncompleteBy splits
+	// them by the stop, NoCoverageAt0 counts those already at frame 0.
+	Incomplete    uint64
+	IncompleteBy  [StopDepth + 1]uint64
+	NoCoverageAt0 uint64
+	// Frames is the number of frames compared with the truth.
+	Frames uint64
+	// DepthLimited counts agreeing checks cut by the depth limit.
+	DepthLimited uint64
+	Examples     []Divergence
+}
+
+// Report is the checker's result.
+type Report struct {
+	Program string
+	Arch    string
+	Policy  Policy
+	Every   uint64
+	Insns   uint64 // instructions retired
+	Checked uint64 // instructions checked
+	Exit    *cpu.Exit
+	Truth   *Shadow
+	Methods []*MethodReport
+	Syms    *Symbols
+	abi     *abi.ABI
+}
+
+// Failed reports whether a method with unwind data diverged: the exit
+// status of `simrun unwind check`.
+func (r *Report) Failed() bool {
+	for _, m := range r.Methods {
+		if m.HasData && m.Diverge > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// FrameChecks is the number of frames compared, all methods together.
+func (r *Report) FrameChecks() uint64 {
+	var n uint64
+	for _, m := range r.Methods {
+		n += m.Frames
+	}
+	return n
+}
+
+// Checker drives the comparison.
+type Checker struct {
+	m       *cpu.Machine
+	shadow  *Shadow
+	tracers []*Tracer
+	report  *Report
+	every   uint64
+	keep    int
+	n       uint64
+	truth   []uint64
+	walk    Walk
+	regs    Regs
+	live    bool // regs is the core itself
+	state   cpu.State
+	prev    func(*cpu.Machine) error
+}
+
+// NewChecker prepares a check of machine m running the program o and
+// installs itself as m's observer (after any observer already there).
+func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
+	if opt.Policy.MaxDepth == 0 {
+		opt.Policy = DefaultPolicy()
+	}
+	if opt.Every == 0 {
+		opt.Every = 1
+	}
+	if opt.Examples == 0 {
+		opt.Examples = 5
+	}
+	if len(opt.Methods) == 0 {
+		opt.Methods = []Method{MethodSFrame, MethodEHFrame}
+	}
+	c := &Checker{m: m, shadow: NewShadow(), every: opt.Every, keep: opt.Examples, prev: m.Observer}
+	syms, err := ReadSymbols(o)
+	if err != nil {
+		return nil, err
+	}
+	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: c.shadow, Syms: syms, abi: o.ABI}
+	for _, meth := range opt.Methods {
+		t, err := NewTracer(o, Options{Method: meth, Policy: opt.Policy, SFrame: opt.SFrame, SFrameVersion: opt.SFrameVersion})
+		if err != nil {
+			return nil, err
+		}
+		c.tracers = append(c.tracers, t)
+		c.report.Methods = append(c.report.Methods, &MethodReport{Method: meth, Source: t.Source, HasData: meth.HasData()})
+	}
+	if r, ok := m.Core.(Regs); ok {
+		c.regs, c.live = r, true
+	} else {
+		c.regs = StateRegs{Layout: &o.ABI.Regs, State: &c.state}
+	}
+	m.Observer = c.observe
+	return c, nil
+}
+
+// Shadow returns the truth the checker keeps.
+func (c *Checker) Shadow() *Shadow { return c.shadow }
+
+func (c *Checker) observe(m *cpu.Machine) error {
+	if c.prev != nil {
+		if err := c.prev(m); err != nil {
+			return err
+		}
+	}
+	c.shadow.Observe(m.Core)
+	c.n++
+	if (c.n-1)%c.every != 0 {
+		return nil
+	}
+	c.check(m.Core.PC())
+	return nil
+}
+
+func (c *Checker) check(pc uint64) {
+	m := c.m
+	if !c.live {
+		m.Core.State(&c.state)
+	}
+	c.report.Checked++
+	c.truth = c.shadow.Callchain(pc, c.truth[:0])
+	for i, t := range c.tracers {
+		r := c.report.Methods[i]
+		t.Walk(m.Mem, pc, c.regs, &c.walk)
+		out, k, what, depthCut := compare(c.truth, &c.walk, t.Policy.MaxDepth)
+		r.Checked++
+		r.Frames += uint64(min(len(c.truth), t.Policy.MaxDepth))
+		switch out {
+		case Agree:
+			r.Agree++
+			if depthCut {
+				r.DepthLimited++
+			}
+		case Incomplete:
+			r.Incomplete++
+			r.IncompleteBy[c.walk.Stop.Kind]++
+			if c.walk.Stop.Frame == 0 {
+				r.NoCoverageAt0++
+			}
+		case Diverge:
+			r.Diverge++
+			if len(r.Examples) < c.keep {
+				d := Divergence{Insn: m.Insns, PC: pc, Frame: k, What: what, Expected: append([]uint64(nil), c.truth...)}
+				t.WalkDetail(m.Mem, pc, c.regs, &d.Walk)
+				r.Examples = append(r.Examples, d)
+			}
+		}
+	}
+}
+
+// compare classifies a walk against the true frames.
+func compare(truth []uint64, w *Walk, maxDepth int) (out Outcome, frame int, what string, depthCut bool) {
+	if len(truth) > maxDepth {
+		truth, depthCut = truth[:maxDepth], true
+	}
+	got := w.PCs
+	n := min(len(truth), len(got))
+	for i := 0; i < n; i++ {
+		if truth[i] != got[i] {
+			return Diverge, i, fmt.Sprintf("wrong frame %d", i), false
+		}
+	}
+	switch {
+	case len(got) == len(truth):
+		return Agree, 0, "", depthCut
+	case len(got) > len(truth):
+		return Diverge, len(truth), fmt.Sprintf("%d frames past the outermost", len(got)-len(truth)), false
+	case w.Stop.Kind.Declined():
+		return Incomplete, len(got), "", false
+	}
+	return Diverge, len(got), fmt.Sprintf("stopped after %d of %d frames: %s", len(got), len(truth), w.Stop.Kind), false
+}
+
+// Run runs the machine to its end and returns the report.
+func (c *Checker) Run() (*Report, error) {
+	exit, err := c.m.Run()
+	if err != nil {
+		return nil, err
+	}
+	c.report.Exit = exit
+	c.report.Insns = c.m.Insns
+	return c.report, nil
+}
+
+// Write prints the report.
+func (r *Report) Write(w io.Writer) error {
+	var b strings.Builder
+	every := "every instruction"
+	if r.Every > 1 {
+		every = fmt.Sprintf("every %d instructions", r.Every)
+	}
+	fmt.Fprintf(&b, "unwind check: %s (%s), %s, policy %s\n", r.Program, r.Arch, every, r.Policy)
+	status := "exit status ?"
+	if r.Exit != nil {
+		status = fmt.Sprintf("exit status %d", r.Exit.Status)
+		if r.Exit.Fault != nil {
+			status += " (" + r.Exit.Fault.Error() + ")"
+		}
+	}
+	fmt.Fprintf(&b, "program: %d instructions, %d checked, %s\n", r.Insns, r.Checked, status)
+	t := r.Truth
+	fmt.Fprintf(&b, "truth: %d calls, %d returns, max depth %d, %d mismatched returns\n", t.Calls, t.Returns, t.MaxDepth+1, t.Mismatched)
+	for _, m := range t.Mismatches {
+		fmt.Fprintf(&b, "  mismatched: %s (%s -> %s)\n", m, r.Syms.Name(m.PC), r.Syms.Name(m.Target))
+	}
+	fmt.Fprintf(&b, "\n%-9s %12s %12s %10s %12s %14s\n", "method", "checked", "agree", "diverge", "no-coverage", "frames")
+	for _, m := range r.Methods {
+		note := ""
+		if !m.HasData {
+			note = "  (no unwind data: does not set the exit status)"
+		}
+		fmt.Fprintf(&b, "%-9s %12d %12d %10d %12d %14d%s\n", m.Method, m.Checked, m.Agree, m.Diverge, m.Incomplete, m.Frames, note)
+	}
+	for _, m := range r.Methods {
+		fmt.Fprintf(&b, "\n%s: %s\n", m.Method, m.Source)
+		if m.Checked > 0 {
+			fmt.Fprintf(&b, "  agree %.4f%%, coverage %.4f%% of checks", 100*float64(m.Agree)/float64(m.Checked),
+				100*float64(m.Checked-m.Incomplete)/float64(m.Checked))
+			if m.DepthLimited > 0 {
+				fmt.Fprintf(&b, ", %d agreeing checks cut at depth %d", m.DepthLimited, r.Policy.MaxDepth)
+			}
+			b.WriteString("\n")
+		}
+		for k, n := range m.IncompleteBy {
+			if n > 0 {
+				fmt.Fprintf(&b, "  no coverage: %d checks stopped by %s\n", n, StopKind(k))
+			}
+		}
+		if m.NoCoverageAt0 > 0 {
+			fmt.Fprintf(&b, "  no coverage at frame 0: %d checks\n", m.NoCoverageAt0)
+		}
+		for i, d := range m.Examples {
+			r.writeDivergence(&b, i+1, m, &d)
+		}
+		if m.Diverge > uint64(len(m.Examples)) {
+			fmt.Fprintf(&b, "  ... %d more divergences\n", m.Diverge-uint64(len(m.Examples)))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *Report) writeDivergence(b *strings.Builder, n int, m *MethodReport, d *Divergence) {
+	fmt.Fprintf(b, "  divergence %d: pc %#x %s (instruction %d): %s\n", n, d.PC, r.Syms.Name(d.PC), d.Insn, d.What)
+	fmt.Fprintf(b, "    %-5s %-36s %-36s %s\n", "frame", "expected (truth)", "found ("+m.Method.String()+")", "row used to step to the next frame")
+	rows := max(len(d.Expected), len(d.Walk.PCs))
+	if limit := max(len(d.Expected), d.Frame+1) + 2; rows > limit {
+		rows = limit
+	}
+	for i := 0; i < rows; i++ {
+		exp, got := "-", "-"
+		if i < len(d.Expected) {
+			exp = fmt.Sprintf("%#x %s", d.Expected[i], r.Syms.Name(d.Expected[i]))
+		}
+		if i < len(d.Walk.PCs) {
+			got = fmt.Sprintf("%#x %s", d.Walk.PCs[i], r.Syms.Name(d.Walk.PCs[i]))
+		}
+		mark := " "
+		if i == d.Frame {
+			mark = ">"
+		}
+		row := ""
+		if i < len(d.Walk.Frames) {
+			f := &d.Walk.Frames[i]
+			if f.RowOK {
+				row = f.Where
+				if f.RowAt != f.PC {
+					row = fmt.Sprintf("looked up at %#x: %s", f.RowAt, row)
+				}
+			}
+		}
+		fmt.Fprintf(b, "   %s%-5d %-36s %-36s %s\n", mark, i, exp, got, row)
+	}
+	if more := len(d.Walk.PCs) - rows; more > 0 {
+		fmt.Fprintf(b, "    ... %d more frames found\n", more)
+	}
+	fmt.Fprintf(b, "    walk ended: %s\n", d.Walk.Stop.Format(r.abi))
+}
