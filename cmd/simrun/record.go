@@ -13,6 +13,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/profile"
 	"simrun/sim/spe"
+	"simrun/sim/unwind"
 )
 
 const recordExamples = `simrun record -e arm_spe/ts_enable=1,load_filter=1/ -c 4096 -o perf.data programs/bin/aarch64-O2/listchase
@@ -137,6 +138,9 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	stats := fs.Bool("stats", false, "print run, timing and SPE PMU statistics to stderr")
 	var regs multiFlag
 	fs.Var(&regs, "spe-reg", "program an SPE register directly after the driver, `NAME=VALUE` (repeatable)")
+	callchain := fs.String("callchain", "sframe", "the call stack each sample gets: `METHOD` = sframe, eh_frame, fp, truth (the executed calls) or none")
+	policyText := fs.String("unwind-policy", "default", "unwinder `SWITCHES` for the callchains (see 'simrun unwind policies')")
+	pauth := fs.Bool("pauth", false, "arm64: pointer authentication on (paciasp signs return addresses)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -154,6 +158,17 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun record: --weight: %v\n", err)
 		return errUsage
+	}
+	policy, err := unwind.ParsePolicy(*policyText)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun record: --unwind-policy: %v\n", err)
+		return errUsage
+	}
+	if *callchain != "none" && *callchain != "truth" {
+		if _, err := unwind.ParseMethod(*callchain); err != nil {
+			fmt.Fprintf(stderr, "simrun record: --callchain: %v (or truth, none)\n", err)
+			return errUsage
+		}
 	}
 	auxPages, note, err := spe.ParseAuxSize(*auxSize)
 	if err != nil {
@@ -178,7 +193,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
-		Regs: regs, Cfg: cpu.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
+		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: cpu.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
 	if !*quiet && isTerminal(stderr) {
 		job.Progress = stderr
 	}
@@ -197,7 +212,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		switch o.format {
 		case "perf":
 			var pd *profile.PerfData
-			if pd, err = perfData(prog, fs.Args(), r, &rec.Summary); err == nil {
+			if pd, err = perfData(prog, fs.Args(), r, rec); err == nil {
 				_, err = pd.WriteTo(f)
 			}
 		case "pprof":
@@ -332,6 +347,11 @@ type recordJob struct {
 	Cfg      cpu.Config
 	// Progress, if not nil, gets a progress line (a terminal's stderr).
 	Progress io.Writer
+	// Callchain is the unwinding method for the samples' call stacks
+	// (see unwind.ParseMethod), "truth" or "none"; Policy its switches.
+	Callchain string
+	Policy    unwind.Policy
+	PAuth     bool
 }
 
 // recording is what a recordJob produced.
@@ -403,7 +423,15 @@ func (j *recordJob) run() (*recording, error) {
 	for _, reg := range profile.SPERegisters(&feats) {
 		programmed[reg] = u.Regs.Get(reg)
 	}
+	if j.PAuth {
+		if err := enablePAuth(m); err != nil {
+			return nil, err
+		}
+	}
 	rec := spe.NewRecorder(m, u, d)
+	if err := j.attachCallchains(m, rec); err != nil {
+		return nil, err
+	}
 	var prog *progress
 	if j.Progress != nil {
 		prog = &progress{w: j.Progress, u: u, start: time.Now(), last: time.Now()}
@@ -416,9 +444,57 @@ func (j *recordJob) run() (*recording, error) {
 	}
 	rec.Finish()
 	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
-		event: j.Event, seed: j.Cfg.Seed}
+		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains}
 	r.data, r.truncated = d.Data()
 	return r, nil
+}
+
+// attachCallchains gives rec the call stack of every sampled operation:
+// the stack tracer's walk from the registers just before it, or the shadow
+// call stack of the executed calls and returns.
+func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
+	switch j.Callchain {
+	case "", "none":
+		return nil
+	case "truth":
+		sh := &shadowConsumer{sh: unwind.NewShadow()}
+		m.Consumers = append(m.Consumers, sh)
+		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return sh.sh.Callchain(m.Core.PC(), buf) }
+		return nil
+	}
+	method, err := unwind.ParseMethod(j.Callchain)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(j.Cfg.Args[0])
+	if err != nil {
+		return err
+	}
+	obj, err := unwind.NewObject(j.Cfg.Args[0], data)
+	if err != nil {
+		return err
+	}
+	tr, err := unwind.NewTracer(obj, unwind.Options{Method: method, Policy: j.Policy})
+	if err != nil {
+		return fmt.Errorf("--callchain %s: %w", j.Callchain, err)
+	}
+	rec.Chain = tr.Callchain
+	return nil
+}
+
+// shadowConsumer keeps the true call stack from every retired operation.
+type shadowConsumer struct{ sh *unwind.Shadow }
+
+func (s *shadowConsumer) Want([]cpu.Retired) []int { return nil }
+
+func (s *shadowConsumer) Retired(m *cpu.Machine, ops []cpu.Retired, _ []int, _ []cpu.OpTiming) {
+	for i := range ops {
+		next := m.Core.PC()
+		if i+1 < len(ops) {
+			next = ops[i+1].PC
+		}
+		s.sh.StepRetired(&ops[i], next)
+	}
 }
 
 // progress is the line simrun record keeps up to date on a terminal:
@@ -527,7 +603,8 @@ func printSPEStats(w io.Writer, u *spe.Unit) {
 // perfData is the perf.data file of a recording: the program's mappings,
 // the AUX chunks as perf record copied them, the event description, and
 // simrun's own section (the run's summary) for simrun report.
-func perfData(prog string, argv []string, r *recording, sum *profile.Summary) (*profile.PerfData, error) {
+func perfData(prog string, argv []string, r *recording, rec *profile.Recording) (*profile.PerfData, error) {
+	sum := &rec.Summary
 	m, d, p, c := r.m, r.d, r.preset, r.cfg
 	abs, err := filepath.Abs(prog)
 	if err != nil {
@@ -553,6 +630,13 @@ func perfData(prog string, argv []string, r *recording, sum *profile.Summary) (*
 	}
 	for _, e := range d.Events {
 		pd.Chunks = append(pd.Chunks, profile.AuxChunk{Offset: e.Offset, Data: e.Data, Flags: e.Flags, Time: e.Cycle})
+	}
+	if r.callchains != nil {
+		// The stacks go beside the AUX data as samples of the dummy event,
+		// so perf script shows them.
+		for _, s := range rec.Samples {
+			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain})
+		}
 	}
 	if pd.Simrun, err = profile.EncodeSection(sum, r.callchains); err != nil {
 		return nil, err

@@ -402,6 +402,9 @@ func TestTopFunctionsAgree(t *testing.T) {
 				}
 				n, err := strconv.Atoi(f[0])
 				require.NoError(t, err, l)
+				if n == 0 { // only on the stacks of others
+					continue
+				}
 				fromPprof[f[5]] = n
 				pprofOrder = append(pprofOrder, f[5])
 			}
@@ -409,7 +412,7 @@ func TestTopFunctionsAgree(t *testing.T) {
 			assert.Equal(t, fromFolded, fromPprof, "pprof -top vs folded:\n%s", out)
 
 			// perf report --stdio: every record as an instruction sample.
-			cmd = exec.Command(perf, "report", "--stdio", "--itrace=i1i", "--sort", "sym", "-i", data)
+			cmd = exec.Command(perf, "report", "--stdio", "--no-children", "--itrace=i1i", "--sort", "sym", "-i", data)
 			out, err = cmd.Output()
 			require.NoError(t, err)
 			fromPerf := map[string]string{}
@@ -563,4 +566,69 @@ func TestPerfReportGlibc(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestCallchains: every sample carries its call stack. perf script shows
+// the same stacks as simrun's folded output; the SFrame and eh_frame
+// stacks equal the true ones (the executed calls and returns).
+func TestCallchains(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	for _, arch := range recordArches {
+		b, err := programs.Find(map[string]string{"arm64": "aarch64-O2", "s390x": "s390x-O2"}[arch], "fib")
+		require.NoError(t, err)
+		t.Run(arch, func(t *testing.T) {
+			folded := map[string]string{}
+			for _, method := range []string{"truth", "sframe", "eh_frame"} {
+				dir := t.TempDir()
+				data := filepath.Join(dir, "perf.data")
+				st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1/", "-c", "1024", "--callchain", method,
+					"-o", data, "--format", "perf,folded", b.Path)
+				require.Equal(t, 1, st, stderr) // fib's own status
+				f, err := os.ReadFile(filepath.Join(dir, "perf.folded"))
+				require.NoError(t, err)
+				folded[method] = string(f)
+				if method != "sframe" {
+					continue
+				}
+				assert.Contains(t, string(f), "main;fib_rec;fib_rec;fib_rec")
+				// perf script: one spe-callchain sample per record, its
+				// frames (leaf first) on the lines after it.
+				out, err := exec.Command(perf, "script", "-i", data, "-F", "event,ip,sym").Output()
+				require.NoError(t, err)
+				counts := map[string]int{}
+				var stack []string
+				flush := func() {
+					if len(stack) > 0 {
+						for i, j := 0, len(stack)-1; i < j; i, j = i+1, j-1 {
+							stack[i], stack[j] = stack[j], stack[i]
+						}
+						counts[strings.Join(stack, ";")]++
+					}
+					stack = nil
+				}
+				for _, l := range strings.Split(string(out), "\n") {
+					switch f := strings.Fields(l); {
+					case strings.Contains(l, "spe-callchain"):
+						flush()
+					case strings.HasPrefix(l, "\t") && len(f) == 2: // a frame: ip sym
+						stack = append(stack, f[1])
+					}
+				}
+				flush()
+				fromFolded := map[string]int{}
+				for _, l := range strings.Split(strings.TrimSpace(string(f)), "\n") {
+					i := strings.LastIndexByte(l, ' ')
+					n, err := strconv.Atoi(l[i+1:])
+					require.NoError(t, err)
+					fromFolded[l[:i]] += n
+				}
+				assert.Equal(t, fromFolded, counts, "perf script stacks vs folded")
+			}
+			assert.Equal(t, folded["truth"], folded["sframe"], "SFrame stacks vs the truth")
+			assert.Equal(t, folded["truth"], folded["eh_frame"], "eh_frame stacks vs the truth")
+		})
+	}
+	st, _, stderr := run(t, "record", "--callchain", "lbr", "-o", filepath.Join(t.TempDir(), "x"), "programs/bin/aarch64-O2/fib")
+	assert.Equal(t, 2, st)
+	assert.Contains(t, stderr, "--callchain")
 }

@@ -22,8 +22,11 @@ import (
 )
 
 // recordForReport records listchase (the config's build) into dir and
-// returns the perf.data path and the folded stacks per leaf function.
-func recordForReport(t *testing.T, config, dir string) (string, map[string]int, int) {
+// returns the perf.data path, the samples per leaf function (0 for
+// functions only on the stacks), the flame graph's weight per function
+// (each frame of a stack counts, so recursion counts once per level) and
+// the number of samples.
+func recordForReport(t *testing.T, config, dir string) (string, map[string]int, map[string]int, int) {
 	t.Helper()
 	b, err := programs.Find(config, "listchase")
 	require.NoError(t, err)
@@ -32,17 +35,21 @@ func recordForReport(t *testing.T, config, dir string) (string, map[string]int, 
 	require.Equal(t, 36, st, stderr)
 	folded, err := os.ReadFile(filepath.Join(dir, "perf.folded"))
 	require.NoError(t, err)
-	leaf := map[string]int{}
+	leaf, frames := map[string]int{}, map[string]int{}
 	total := 0
 	for _, l := range strings.Split(strings.TrimSpace(string(folded)), "\n") {
 		i := strings.LastIndexByte(l, ' ')
 		n, err := strconv.Atoi(l[i+1:])
 		require.NoError(t, err)
 		stack := strings.Split(l[:i], ";")
+		for _, fn := range stack {
+			frames[fn] += n
+			leaf[fn] += 0
+		}
 		leaf[stack[len(stack)-1]] += n
 		total += n
 	}
-	return data, leaf, total
+	return data, leaf, frames, total
 }
 
 // reportArches are the architectures recorded for the browser test; the
@@ -58,7 +65,7 @@ func TestReportInBrowser(t *testing.T) {
 	for _, arch := range recordArches {
 		t.Run(arch, func(t *testing.T) {
 			dir := t.TempDir()
-			data, leaf, total := recordForReport(t, reportConfigs[arch], dir)
+			data, leaf, weights, total := recordForReport(t, reportConfigs[arch], dir)
 			page := filepath.Join(dir, "report.html")
 			st, _, stderr := run(t, "report", "-o", page, data)
 			require.Equal(t, 0, st, stderr)
@@ -88,8 +95,7 @@ func TestReportInBrowser(t *testing.T) {
 
 			// The flame graph's frames, drawn by the page's script: the root
 			// holds every sample, and the frames of each function add up to
-			// its samples in the folded stacks (leaf frames: callchains are
-			// the sampled pc until the stack tracer fills them).
+			// its weight in the folded stacks.
 			frames := regexp.MustCompile(`<div class="frame"[^>]*data-name="([^"]*)" data-value="(\d+)" data-depth="(\d+)"`).FindAllStringSubmatch(dom, -1)
 			require.NotEmpty(t, frames)
 			got := map[string]int{}
@@ -102,7 +108,7 @@ func TestReportInBrowser(t *testing.T) {
 				}
 				got[f[1]] += n
 			}
-			assert.Equal(t, leaf, got, "flame graph frames")
+			assert.Equal(t, weights, got, "flame graph frames")
 
 			// The function table.
 			rows := regexp.MustCompile(`<tr data-func="([^"]*)"><td class="mono">[^<]*</td><td class="n">(\d+)</td>`).FindAllStringSubmatch(dom, -1)
@@ -143,7 +149,7 @@ func TestReportInBrowser(t *testing.T) {
 // an unwritable output is a clear error, and nothing is left behind.
 func TestReportBadInput(t *testing.T) {
 	dir := t.TempDir()
-	data, _, _ := recordForReport(t, "aarch64-O2", dir)
+	data, _, _, _ := recordForReport(t, "aarch64-O2", dir)
 	out := t.TempDir()
 
 	elf, err := programs.Find("aarch64-O2", "hello")

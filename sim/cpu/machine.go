@@ -193,6 +193,16 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 	}
 	if m.log != nil {
 		budget = min(budget, uint64(cap(m.log.Ops)-1)) // room for a faulting one
+		for _, c := range m.Consumers {
+			if p, ok := c.(PreSampler); ok {
+				a := p.Ahead()
+				if a == 0 {
+					p.Before(m)
+					a = max(p.Ahead(), 1)
+				}
+				budget = min(budget, a)
+			}
+		}
 	}
 	n, stop := m.Core.Run(budget)
 	m.Insns += n
@@ -269,6 +279,18 @@ type Logger interface {
 type RetireConsumer interface {
 	Want(ops []Retired) []int
 	Retired(m *Machine, ops []Retired, want []int, details []OpTiming)
+}
+
+// PreSampler is a RetireConsumer that wants to see the machine stopped
+// just before some operations retire, to read their registers (the SPE
+// recorder unwinds the stack of each sampled operation there).
+type PreSampler interface {
+	// Ahead is how many operations retire before the next one it wants
+	// to see (^uint64(0): none).
+	Ahead() uint64
+	// Before is called with the machine stopped before that operation;
+	// afterwards Ahead counts to the one after it.
+	Before(m *Machine)
 }
 
 // logBatch is how many operations the core logs before the model times

@@ -58,6 +58,7 @@ const (
 	typeHardware   = 0
 	typeSoftware   = 1
 	swDummy        = 9
+	swCPUClock     = 0
 )
 
 // SPEType is the PMU type number the arm_spe_0 event gets (any dynamic PMU
@@ -109,8 +110,9 @@ type PerfData struct {
 
 // Event ids: keep clear of perf's synthesized ids (id + 1000000000).
 const (
-	idSPE   = 17
-	idDummy = 18
+	idSPE       = 17
+	idDummy     = 18
+	idCallchain = 19
 )
 
 type buf struct {
@@ -155,24 +157,35 @@ func (p *PerfData) speAttr() []byte {
 	return a.Bytes()
 }
 
-func dummySampleType(withCallchains bool) uint64 {
-	t := uint64(sampleIP | sampleTID | sampleTime | sampleCPU | sampleIdentifier)
-	if withCallchains {
-		t |= sampleCallchain
-	}
-	return t
-}
-
+// dummyAttr is the tracking event (mmap, comm, task records), as perf
+// record adds it beside an AUX event.
 func (p *PerfData) dummyAttr() []byte {
 	var a buf
 	a.u32(typeSoftware)
 	a.u32(attrSize)
 	a.u64(swDummy)
 	a.u64(1)
-	a.u64(dummySampleType(len(p.Samples) > 0))
+	a.u64(sampleIP | sampleTID | sampleTime | sampleCPU | sampleIdentifier)
 	a.u64(0)
 	// disabled, exclude_kernel, exclude_hv, mmap, comm, task, sample_id_all, mmap2, comm_exec
 	a.u64(1<<0 | 1<<5 | 1<<6 | 1<<8 | 1<<9 | 1<<13 | 1<<18 | 1<<23 | 1<<24)
+	a.Write(make([]byte, attrSize-a.Len()))
+	return a.Bytes()
+}
+
+// callchainAttr is the event of the call-stack samples: a software event
+// (perf script prints no frames for samples of the dummy event), one
+// sample per SPE record.
+func (p *PerfData) callchainAttr() []byte {
+	var a buf
+	a.u32(typeSoftware)
+	a.u32(attrSize)
+	a.u64(swCPUClock)
+	a.u64(p.Period)
+	a.u64(sampleIP | sampleTID | sampleTime | sampleCPU | sampleIdentifier | sampleCallchain)
+	a.u64(0)
+	// disabled, exclude_kernel, exclude_hv, sample_id_all
+	a.u64(1<<0 | 1<<5 | 1<<6 | 1<<18)
 	a.Write(make([]byte, attrSize-a.Len()))
 	return a.Bytes()
 }
@@ -219,6 +232,10 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	const hdrSize = 104
 	attrs := [][]byte{p.speAttr(), p.dummyAttr()}
 	ids := []uint64{idSPE, idDummy}
+	names := []string{"arm_spe_0//u", "dummy:u"}
+	if len(p.Samples) > 0 {
+		attrs, ids, names = append(attrs, p.callchainAttr()), append(ids, idCallchain), append(names, "spe-callchain:u")
+	}
 	attrsOff := uint64(hdrSize)
 	idsOff := attrsOff + uint64(len(attrs))*fileAttrSize
 	dataOff := idsOff + uint64(len(ids))*8
@@ -271,7 +288,7 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	record(&d, recITRACEStart, 0, it.Bytes())
 	for _, s := range p.Samples {
 		var sb buf
-		sb.u64(idDummy) // IDENTIFIER comes first in a sample
+		sb.u64(idCallchain) // IDENTIFIER comes first in a sample
 		sb.u64(s.IP)
 		sb.u32(p.PID)
 		sb.u32(p.PID)
@@ -343,7 +360,7 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	var ed buf
 	ed.u32(uint32(len(attrs)))
 	ed.u32(attrSize)
-	for i, name := range []string{"arm_spe_0//u", "dummy:u"} {
+	for i, name := range names {
 		ed.Write(attrs[i])
 		ed.u32(1)
 		ed.perfString(name)

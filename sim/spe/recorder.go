@@ -15,6 +15,35 @@ type Recorder struct {
 	// shows in the first pc of the next batch
 	lastBranch uint64
 	lastSize   uint8
+
+	// Chain, if set, returns the call stack (pc first) of the machine's
+	// next operation; the recorder calls it before every selected
+	// operation, and keeps the stacks of those whose records it wrote.
+	Chain      func(m *cpu.Machine, buf []uint64) []uint64
+	Callchains [][]uint64 // with a Chain: one per record written, in order
+	pending    []uint64   // the stack of the selected operation about to retire
+	seen       bool       // Before ran for the next selected operation
+}
+
+// Ahead counts the operations before the next selected one (see
+// cpu.PreSampler): only with a Chain, while profiling is on.
+func (r *Recorder) Ahead() uint64 {
+	if r.Chain == nil || !r.U.Enabled() {
+		return ^uint64(0)
+	}
+	if r.seen {
+		return 1 // let the selected one retire
+	}
+	if r.left == 0 {
+		r.left = r.U.NextSelection()
+	}
+	return r.left - 1
+}
+
+// Before takes the stack of the selected operation about to retire.
+func (r *Recorder) Before(m *cpu.Machine) {
+	r.pending = r.Chain(m, r.pending[:0])
+	r.seen = true
 }
 
 // NewRecorder attaches u and d to m, whose timing model must be on.
@@ -69,9 +98,12 @@ func (r *Recorder) Retired(m *cpu.Machine, ops []cpu.Retired, want []int, detail
 			return
 		}
 		d := &details[k]
+		chain := r.seen
+		r.seen = false
 		if !u.Start(d.Issue) {
 			continue
 		}
+		written := u.Written
 		o := &ops[i]
 		in := o.Info
 		s := &Sample{Op: cpu.Op{PC: o.PC, Size: in.Size, Class: in.Class, Flags: in.Flags, Access: in.Access},
@@ -88,6 +120,13 @@ func (r *Recorder) Retired(m *cpu.Machine, ops []cpu.Retired, want []int, detail
 			s.Op.Flags |= cpu.OpCondPassed
 		}
 		u.Complete(s, d.Complete, r.Timing.Nanos(d.Complete))
+		if r.Chain != nil && u.Written > written {
+			stack := []uint64{o.PC} // not seen before it retired: the pc alone
+			if chain && len(r.pending) > 0 && r.pending[0] == o.PC {
+				stack = append([]uint64(nil), r.pending...)
+			}
+			r.Callchains = append(r.Callchains, stack)
+		}
 	}
 	if u.F.PBT {
 		r.trackBranches(ops[start:], 0)
