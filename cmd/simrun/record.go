@@ -14,6 +14,7 @@ import (
 	"simrun/sim/profile"
 	"simrun/sim/spe"
 	"simrun/sim/unwind"
+	"simrun/sim/unwind/abi"
 )
 
 const recordExamples = `simrun record -e arm_spe/ts_enable=1,load_filter=1/ -c 4096 -o perf.data programs/bin/aarch64-O2/listchase
@@ -457,7 +458,11 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 	case "", "none":
 		return nil
 	case "truth":
-		sh := &shadowConsumer{sh: unwind.NewShadow()}
+		a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
+		if err != nil {
+			return err
+		}
+		sh := &shadowConsumer{sh: unwind.NewShadow(a.SP)}
 		m.Consumers = append(m.Consumers, sh)
 		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return sh.sh.Callchain(m.Core.PC(), buf) }
 		return nil

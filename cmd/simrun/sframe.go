@@ -52,8 +52,20 @@ func cmdSFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// gas names the line of the function's .cfi_startproc; here the
+	// function's address (and name, when the symbol table has it) do.
+	var syms *unwind.Symbols
+	if len(r.Warnings) > 0 {
+		if obj, err := unwind.NewObject(path, data); err == nil {
+			syms, _ = unwind.ReadSymbols(obj)
+		}
+	}
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(stderr, "%s: Warning: %s\n", path, warn)
+		where := fmt.Sprintf("%#x", warn.PC)
+		if name := syms.Name(warn.PC); name != "?" {
+			where += " <" + name + ">"
+		}
+		fmt.Fprintf(stderr, "%s: %s: Warning: %s\n", path, where, warn)
 	}
 	if *out != "" {
 		if r.Section == nil {

@@ -360,8 +360,9 @@ func describe(in *inst) cpu.OpInfo {
 	return o
 }
 
-// dynamicEA is the data address of a load/store in the current state, or
-// for conditional non-branch operations 1 if the condition holds.
+// dynamicEA is the data address of a load/store in the current state, for
+// conditional non-branch operations 1 if the condition holds, and for
+// calls and indirect branches the stack pointer (see cpu.Retired).
 func (c *Core) dynamicEA(in *inst, info *cpu.OpInfo) uint64 {
 	x := &c.x
 	switch in.op {
@@ -403,6 +404,9 @@ func (c *Core) dynamicEA(in *inst, info *cpu.OpInfo) uint64 {
 			return 1
 		}
 		return 0
+	}
+	if info.Class == cpu.ClassBranch {
+		return x[rSP]
 	}
 	if info.Access != 0 {
 		return x[in.rn]

@@ -99,7 +99,9 @@ type Retired struct {
 	Info *OpInfo
 	PC   uint64
 	// EA is the data address of a load or store; for conditional
-	// non-branch operations, 1 if the condition held.
+	// non-branch operations, 1 if the condition held; for calls and
+	// indirect branches, the stack pointer before the branch (the shadow
+	// call stack sees non-local exits by it).
 	EA uint64
 }
 

@@ -79,7 +79,7 @@ func BenchmarkWalk(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sh := unwind.NewShadow()
+		sh := unwind.NewShadow(obj.ABI.SP)
 		m.Observer = func(m *cpu.Machine) error {
 			if sh.Depth() < 19 {
 				sh.Observe(m.Core)

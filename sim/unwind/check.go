@@ -3,6 +3,7 @@ package unwind
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"simrun/sim/cpu"
@@ -74,6 +75,37 @@ type MethodReport struct {
 	// DepthLimited counts agreeing checks cut by the depth limit.
 	DepthLimited uint64
 	Examples     []Divergence
+	// ByPlace counts divergences by where they happen.
+	ByPlace map[Place]uint64
+}
+
+// Place is where a divergence happens: the function of frame 0 and the
+// function whose unwind row stepped to the wrong or missing frame (their
+// start addresses, or the pcs outside every function).
+type Place struct{ Func, Row uint64 }
+
+// PlaceCount is one entry of TopPlaces.
+type PlaceCount struct {
+	Place
+	N uint64
+}
+
+// TopPlaces returns the n places with the most divergences, most first.
+func (m *MethodReport) TopPlaces(n int) []PlaceCount {
+	var out []PlaceCount
+	for p, k := range m.ByPlace {
+		out = append(out, PlaceCount{p, k})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].N != out[j].N {
+			return out[i].N > out[j].N
+		}
+		if out[i].Func != out[j].Func {
+			return out[i].Func < out[j].Func
+		}
+		return out[i].Row < out[j].Row
+	})
+	return out[:min(n, len(out))]
 }
 
 // Report is the checker's result.
@@ -143,7 +175,7 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	if len(opt.Methods) == 0 {
 		opt.Methods = []Method{MethodSFrame, MethodEHFrame}
 	}
-	c := &Checker{m: m, shadow: NewShadow(), every: opt.Every, keep: opt.Examples, prev: m.Observer}
+	c := &Checker{m: m, shadow: NewShadow(o.ABI.SP), every: opt.Every, keep: opt.Examples, prev: m.Observer}
 	syms, err := ReadSymbols(o)
 	if err != nil {
 		return nil, err
@@ -211,6 +243,7 @@ func (c *Checker) check(pc uint64) {
 			}
 		case Diverge:
 			r.Diverge++
+			c.place(r, k)
 			if len(r.Examples) < c.keep {
 				d := Divergence{Insn: m.Insns, PC: pc, Frame: k, What: what, Expected: append([]uint64(nil), c.truth...)}
 				t.WalkDetail(m.Mem, pc, c.regs, &d.Walk)
@@ -218,6 +251,24 @@ func (c *Checker) check(pc uint64) {
 			}
 		}
 	}
+}
+
+// place counts a divergence at frame k of the current walk by its Place.
+func (c *Checker) place(r *MethodReport, k int) {
+	fn := func(pc uint64) uint64 {
+		if _, start := c.report.Syms.Func(pc); start != 0 {
+			return start
+		}
+		return pc
+	}
+	p := Place{Func: fn(c.truth[0])}
+	if k > 0 && k-1 < len(c.truth) {
+		p.Row = fn(c.truth[k-1])
+	}
+	if r.ByPlace == nil {
+		r.ByPlace = map[Place]uint64{}
+	}
+	r.ByPlace[p]++
 }
 
 // compare classifies a walk against the true frames.
@@ -300,6 +351,15 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		if m.NoCoverageAt0 > 0 {
 			fmt.Fprintf(&b, "  no coverage at frame 0: %d checks\n", m.NoCoverageAt0)
+		}
+		if top := m.TopPlaces(8); len(top) > 0 {
+			b.WriteString("  divergences by place (frame 0 function; function whose row stepped to the wrong frame):\n")
+			for _, p := range top {
+				fmt.Fprintf(&b, "    %10d  %s; %s\n", p.N, r.Syms.Name(p.Func), r.Syms.Name(p.Row))
+			}
+			if n := len(m.ByPlace) - len(top); n > 0 {
+				fmt.Fprintf(&b, "    ... %d more places\n", n)
+			}
 		}
 		for i, d := range m.Examples {
 			r.writeDivergence(&b, i+1, m, &d)

@@ -123,7 +123,7 @@ func TestFPRLeafDemo(t *testing.T) {
 			}
 			leaf, ok := trs[0].Syms.Addr("fpr_leaf")
 			require.True(t, ok)
-			sh := unwind.NewShadow()
+			sh := unwind.NewShadow(obj.ABI.SP)
 			regs := unwind.CoreRegs(m)
 			var w unwind.Walk
 			var inFPR, checked int

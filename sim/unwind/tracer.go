@@ -598,18 +598,32 @@ type Symbols struct {
 }
 
 // ReadSymbols reads the function symbols of o (none if it has no symbol
-// table).
+// table), and like objdump the untyped labels inside functions (glibc's
+// __wrap_main inside _start): a label names the code from it to the next
+// symbol or the end of the function around it.
 func ReadSymbols(o *Object) (*Symbols, error) {
 	es, err := o.ELF.Symbols()
 	if err != nil {
 		return &Symbols{}, nil // stripped: names are addresses
 	}
 	var s []cpu.Symbol
+	funcAt := map[uint64]bool{}
 	for _, e := range es {
-		if elf.ST_TYPE(e.Info) != elf.STT_FUNC || e.Section == elf.SHN_UNDEF || e.Name == "" {
+		if elf.ST_TYPE(e.Info) == elf.STT_FUNC && e.Section != elf.SHN_UNDEF && e.Name != "" {
+			s = append(s, cpu.Symbol{Name: e.Name, Addr: e.Value, Size: e.Size, IsFun: true})
+			funcAt[e.Value] = true
+		}
+	}
+	funcs := NewSymbols(s)
+	for _, e := range es {
+		if elf.ST_TYPE(e.Info) != elf.STT_NOTYPE || e.Name == "" || e.Name[0] == '$' || funcAt[e.Value] ||
+			e.Section >= elf.SHN_LORESERVE || e.Section == elf.SHN_UNDEF || int(e.Section) >= len(o.ELF.Sections) ||
+			o.ELF.Sections[e.Section].Flags&elf.SHF_EXECINSTR == 0 {
 			continue
 		}
-		s = append(s, cpu.Symbol{Name: e.Name, Addr: e.Value, Size: e.Size, IsFun: true})
+		if f := funcs.lookup(e.Value); f != nil && f.Size != 0 {
+			s = append(s, cpu.Symbol{Name: e.Name, Addr: e.Value, Size: f.Addr + f.Size - e.Value})
+		}
 	}
 	return NewSymbols(s), nil
 }
