@@ -37,7 +37,7 @@ const (
 // those.
 var notRandom = map[op]bool{
 	opVCKSM: true, opEX: true, opEXRL: true, opSRST: true, opCLST: true, opMVST: true, opEFPC: true,
-	opSVC:   true, opBCR: true, opBC: true, opBASR: true, opBAS: true, opBCTR: true, opBCTGR: true,
+	opSVC: true, opBCR: true, opBC: true, opBASR: true, opBAS: true, opBCTR: true, opBCTGR: true,
 	opBCT: true, opBCTG: true, opCRB: true, opCGRB: true, opCLRB: true, opCLGRB: true, opCIB: true,
 	opCGIB: true, opCLIB: true, opCLGIB: true,
 	opLGRL: true, opLRL: true, opLGFRL: true, opLLGFRL: true, opLHRL: true, opLGHRL: true, opLLHRL: true,
