@@ -12,7 +12,7 @@ cd "$(dirname "$0")" || exit 2
 runner() {
 	case "$1" in
 	*/aarch64-*) echo "qemu-aarch64 -seed 1 -cpu max,sve=off,sme=off,pauth=off" ;;
-	*/s390x-*)   echo "qemu-s390x -seed 1" ;;
+	*/s390x-*)   echo "qemu-s390x -seed 1 -cpu qemu,stfle=off,etf3eh=off,vxeh=off,msa-base=off" ;;
 	*)           echo "" ;;
 	esac
 }

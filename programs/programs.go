@@ -45,18 +45,28 @@ func (c Config) QemuCommand() []string {
 	if c.Arch == "arm64" {
 		return []string{"qemu-aarch64", "-seed", "1", "-cpu", c.QemuCPU()}
 	}
-	return []string{"qemu-s390x", "-seed", "1"}
+	return []string{"qemu-s390x", "-seed", "1", "-cpu", c.QemuCPU()}
 }
 
-// QemuCPU is qemu's -cpu model for the configuration ("" = qemu's
-// default). glibc programs run as the CPU simrun shows the guest (its
-// HWCAP and ID registers decide which routines glibc picks); the
-// freestanding programs on qemu's max model without SVE, SME and pointer
-// authentication.
+// S390xQemuCPU is the qemu-s390x model whose guest identity equals the one
+// simrun shows (sim/s390x/arch.go): qemu 7.2's "qemu" model less the
+// facilities simrun does not implement, STFLE, the extended-translation 3
+// enhancement, vector enhancements 1 and the message-security assist.
+// Under it qemu's AT_HWCAP is 0xa33 (esan3, zarch, ldisp, eimm, highgprs,
+// vxrs), as simrun's, and stfle stores the facility list simrun's stfle
+// stores. The freestanding z13 programs need the vector facility that it
+// keeps, so one model serves every s390x configuration.
+const S390xQemuCPU = "qemu,stfle=off,etf3eh=off,vxeh=off,msa-base=off"
+
+// QemuCPU is qemu's -cpu model for the configuration. Programs run as the
+// CPU simrun shows the guest (its HWCAP, ID registers and facility list
+// decide which routines glibc picks): cortex-a72 for glibc on arm64,
+// S390xQemuCPU on s390x; the freestanding arm64 programs on qemu's max
+// model without SVE, SME and pointer authentication.
 func (c Config) QemuCPU() string {
 	switch {
-	case c.Arch != "arm64":
-		return ""
+	case c.Arch == "s390x":
+		return S390xQemuCPU
 	case c.Glibc:
 		return "cortex-a72"
 	}

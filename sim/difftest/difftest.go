@@ -204,12 +204,16 @@ func (d *differ) step(r *oracle.Record) error {
 		return &Mismatch{Prog: d.prog, Msg: fmt.Sprintf("state differs %s, before pc 0x%x:\n  %s", where, r.PC, strings.Join(diffs, "\n  "))}
 	}
 	d.prevPC, d.prevText = d.st.PC, d.disasm(d.st.PC)
-	nr, args := m.Core.Syscall()
+	// The arguments are read before the step (the result overwrites the
+	// first on s390x), the number after it: s390x's svc names it in the
+	// instruction, which Core.Syscall knows only once it ran.
+	_, args := m.Core.Syscall()
 	calls := m.Syscalls
 	exit, err := m.RunFor(1)
 	if err != nil {
 		return err
 	}
+	nr, _ := m.Core.Syscall()
 	if m.Syscalls > calls && nr == m.Arch.Syscalls["getrandom"] {
 		d.random = append(d.random, [2]uint64{args[0], min(args[1], 1<<16)})
 	}

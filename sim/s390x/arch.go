@@ -12,10 +12,13 @@ import (
 )
 
 // HWCAP bits (arch/s390/include/asm/elf.h) for the facilities simrun
-// implements. qemu-s390x 7.2 reports 0x2b3f; simrun leaves out what it
-// does not implement: STFLE (bit 2, no stfle instruction), MSA (3, no
-// message-security assist), ETF3EH (8, no extended-translation 3
-// instructions) and VXRS_EXT (13, no vector-enhancements facility 1).
+// implements. qemu-s390x 7.2's default model reports 0x2b3f; simrun leaves
+// out what it does not implement: STFLE (bit 2: stfle answers, but with
+// qemu's list, see facilities), MSA (3, no message-security assist),
+// ETF3EH (8, no extended-translation 3 enhancement) and VXRS_EXT (13, no
+// vector-enhancements facility 1). The result, 0xa33, is qemu's AT_HWCAP
+// under -cpu qemu,stfle=off,etf3eh=off,vxeh=off,msa-base=off
+// (programs.S390xQemuCPU), the model the differential tests run.
 const (
 	hwcapESAN3    = 1 << 0  // ESA/390 instructions
 	hwcapZARCH    = 1 << 1  // z/Architecture mode

@@ -7,12 +7,12 @@ import (
 	"simrun/sim/runbench"
 )
 
-// BenchmarkRun runs every bundled s390x program and reports guest MIPS;
-// intloop and fib get long runs: they are the register-only and the
-// call-heavy speed figures.
+// BenchmarkRun runs every bundled s390x program, the freestanding and the
+// glibc ones, and reports guest MIPS; intloop and fib get long runs: they
+// are the register-only and the call-heavy speed figures.
 func BenchmarkRun(b *testing.B) {
 	long := map[string][]string{"intloop": {"3000000"}, "fib": {"30"}}
-	for _, bin := range programs.Binaries("s390x") {
+	for _, bin := range append(programs.Binaries("s390x"), programs.GlibcBinaries("s390x")...) {
 		args := bin.Args
 		if a, ok := long[bin.Name]; ok {
 			args = a

@@ -20,7 +20,14 @@ type Core struct {
 	v   [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
 	cc  uint8         // condition code, PSW bits 18-19
 	pc  uint64
-	svc uint8 // the number in the last svc instruction
+	svc uint8      // the number in the last svc instruction
+	ar  [16]uint32 // access registers: a0:a1 hold the thread pointer
+	fpc uint32     // floating-point control; simrun keeps it 0 (round to nearest, no flags)
+
+	// exInst is the decoded target of an ex/exrl whose own retirement used
+	// up Run's budget; exPending says the next Run starts with it.
+	exInst    inst
+	exPending bool
 
 	m      *cpu.Machine
 	mem    *cpu.Memory
@@ -40,7 +47,7 @@ func newCore(m *cpu.Machine) cpu.Core {
 }
 
 func (c *Core) PC() uint64         { return c.pc }
-func (c *Core) SetPC(pc uint64)    { c.pc = pc }
+func (c *Core) SetPC(pc uint64)    { c.pc, c.exPending = pc, false }
 func (c *Core) SetStack(sp uint64) { c.r[15] = sp }
 
 // Syscall: svc N with N > 0 is syscall N; svc 0 takes the number from r1.

@@ -157,6 +157,8 @@ func (in *inst) fields(w uint64, f uint8) {
 		in.m, in.b, in.imm = uint8(bitsAt(w, 8, 8)), addrReg(w, 16), int64(bitsAt(w, 20, 12))
 	case fmtSIY:
 		in.m, in.b, in.imm = uint8(bitsAt(w, 8, 8)), addrReg(w, 16), disp20(w)
+	case fmtS:
+		in.b, in.imm = addrReg(w, 16), int64(bitsAt(w, 20, 12))
 	case fmtSIL:
 		in.b, in.imm = addrReg(w, 16), sext(bitsAt(w, 32, 16), 16)<<16|int64(bitsAt(w, 20, 12))
 	case fmtSSa:

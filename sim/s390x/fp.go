@@ -124,7 +124,9 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 	// Arithmetic: register and storage forms.
 	case opADBR, opSDBR, opMDBR, opDDBR:
 		kind := bfpKind(in.op)
-		v := arith64(kind, c.fd(in.r1), c.fd(in.r2))
+		a, b := c.fd(in.r1), c.fd(in.r2)
+		v := arith64(kind, a, b)
+		c.fpc |= arithFlags64(kind, a, b, v)
 		c.setFD(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP64(v)
@@ -135,14 +137,18 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 			return f
 		}
 		kind := bfpKind(in.op)
-		v := arith64(kind, c.fd(in.r1), b)
+		a := c.fd(in.r1)
+		v := arith64(kind, a, b)
+		c.fpc |= arithFlags64(kind, a, b, v)
 		c.setFD(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP64(v)
 		}
 	case opAEBR, opSEBR, opMEEBR, opDEBR:
 		kind := bfpKind(in.op)
-		v := arith32(kind, c.fe(in.r1), c.fe(in.r2))
+		a, b := c.fe(in.r1), c.fe(in.r2)
+		v := arith32(kind, a, b)
+		c.fpc |= arithFlags32(kind, a, b, v)
 		c.setFE(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP32(v)
@@ -153,20 +159,22 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 			return f
 		}
 		kind := bfpKind(in.op)
-		v := arith32(kind, c.fe(in.r1), b)
+		a := c.fe(in.r1)
+		v := arith32(kind, a, b)
+		c.fpc |= arithFlags32(kind, a, b, v)
 		c.setFE(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP32(v)
 		}
 	// Multiply and add/subtract: R1 = op2 * R3 ± R1.
 	case opMADBR, opMSDBR:
-		c.setFD(in.r1, fma64(c.fd(in.r2), c.fd(in.r3), c.fd(in.r1), in.op == opMSDBR))
+		c.setFD(in.r1, c.fma64(c.fd(in.r2), c.fd(in.r3), c.fd(in.r1), in.op == opMSDBR))
 	case opMADB, opMSDB:
 		b, f := c.fpMem64(in)
 		if f != nil {
 			return f
 		}
-		c.setFD(in.r1, fma64(b, c.fd(in.r3), c.fd(in.r1), in.op == opMSDB))
+		c.setFD(in.r1, c.fma64(b, c.fd(in.r3), c.fd(in.r1), in.op == opMSDB))
 	case opMAEBR, opMSEBR:
 		c.setFE(in.r1, fma32(c.fe(in.r2), c.fe(in.r3), c.fe(in.r1), in.op == opMSEBR))
 	case opMAEB, opMSEB:
@@ -176,13 +184,18 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		}
 		c.setFE(in.r1, fma32(b, c.fe(in.r3), c.fe(in.r1), in.op == opMSEB))
 	case opSQDBR:
-		c.setFD(in.r1, sqrt64(c.fd(in.r2)))
+		a := c.fd(in.r2)
+		v := sqrt64(a)
+		c.fpc |= sqrtFlags64(a, v)
+		c.setFD(in.r1, v)
 	case opSQDB:
 		b, f := c.fpMem64(in)
 		if f != nil {
 			return f
 		}
-		c.setFD(in.r1, sqrt64(b))
+		v := sqrt64(b)
+		c.fpc |= sqrtFlags64(b, v)
+		c.setFD(in.r1, v)
 	case opSQEBR:
 		c.setFE(in.r1, sqrt32(c.fe(in.r2)))
 	case opSQEB:
@@ -195,20 +208,24 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 	// Comparison (compare and signal differs only in IEEE flags).
 	case opCDBR, opKDBR:
 		c.cc = cmp64(c.fd(in.r1), c.fd(in.r2))
+		c.fpc |= compareFlags(c.fd(in.r1), c.fd(in.r2), in.op == opKDBR)
 	case opCDB, opKDB:
 		b, f := c.fpMem64(in)
 		if f != nil {
 			return f
 		}
 		c.cc = cmp64(c.fd(in.r1), b)
+		c.fpc |= compareFlags(c.fd(in.r1), b, in.op == opKDB)
 	case opCEBR, opKEBR:
 		c.cc = cmp64(ext32to64(c.fe(in.r1)), ext32to64(c.fe(in.r2)))
+		c.fpc |= compareFlags(ext32to64(c.fe(in.r1)), ext32to64(c.fe(in.r2)), in.op == opKEBR)
 	case opCEB, opKEB:
 		b, f := c.fpMem32(in)
 		if f != nil {
 			return f
 		}
 		c.cc = cmp64(ext32to64(c.fe(in.r1)), ext32to64(b))
+		c.fpc |= compareFlags(ext32to64(c.fe(in.r1)), ext32to64(b), in.op == opKEB)
 	case opTCDB: // the "address" is the class mask
 		c.cc = b2u(uint16(c.fpAddr(in))&0xfff&dataClass(c.fd(in.r1), 52) != 0)
 	case opTCEB:
@@ -218,19 +235,19 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 	case opCDFBRA:
 		c.setFD(in.r1, signedToBFP(int64(int32(c.r[in.r2])), &double, in.m))
 	case opCDGBRA:
-		c.setFD(in.r1, signedToBFP(int64(c.r[in.r2]), &double, in.m))
+		c.setFD(in.r1, c.signedToBFP(int64(c.r[in.r2]), &double, in.m))
 	case opCEFBRA:
-		c.setFE(in.r1, uint32(signedToBFP(int64(int32(c.r[in.r2])), &single, in.m)))
+		c.setFE(in.r1, uint32(c.signedToBFP(int64(int32(c.r[in.r2])), &single, in.m)))
 	case opCEGBRA:
-		c.setFE(in.r1, uint32(signedToBFP(int64(c.r[in.r2]), &single, in.m)))
+		c.setFE(in.r1, uint32(c.signedToBFP(int64(c.r[in.r2]), &single, in.m)))
 	case opCDLFBR:
 		c.setFD(in.r1, intToBFP(false, uint64(uint32(c.r[in.r2])), &double, in.m))
 	case opCDLGBR:
-		c.setFD(in.r1, intToBFP(false, c.r[in.r2], &double, in.m))
+		c.setFD(in.r1, c.intToBFP(false, c.r[in.r2], &double, in.m))
 	case opCELFBR:
-		c.setFE(in.r1, uint32(intToBFP(false, uint64(uint32(c.r[in.r2])), &single, in.m)))
+		c.setFE(in.r1, uint32(c.intToBFP(false, uint64(uint32(c.r[in.r2])), &single, in.m)))
 	case opCELGBR:
-		c.setFE(in.r1, uint32(intToBFP(false, c.r[in.r2], &single, in.m)))
+		c.setFE(in.r1, uint32(c.intToBFP(false, c.r[in.r2], &single, in.m)))
 
 	// Conversions to integers.
 	case opCFDBRA, opCLFDBR, opCFEBRA, opCLFEBR:
@@ -241,12 +258,14 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		v, cc := toInt(src, 32, in.op == opCFDBRA || in.op == opCFEBRA, in.m)
 		lo32(&c.r[in.r1], uint32(v))
 		c.cc = cc
+		c.fpc |= toIntFlags(src, cc)
 	case opCGDBRA, opCLGDBR, opCGEBRA, opCLGEBR:
 		src := c.fd(in.r2)
 		if in.op == opCGEBRA || in.op == opCLGEBR {
 			src = ext32to64(c.fe(in.r2))
 		}
 		c.r[in.r1], c.cc = toInt(src, 64, in.op == opCGDBRA || in.op == opCGEBRA, in.m)
+		c.fpc |= toIntFlags(src, c.cc)
 
 	// Round to integral value.
 	case opFIDBRA:
@@ -270,4 +289,28 @@ func bfpKind(o op) int {
 		return bfpDiv
 	}
 	return bfpAdd
+}
+
+// fma64, intToBFP and signedToBFP are the conversions and multiply-and-add
+// of bfp.go with the FPC flags they raise.
+func (c *Core) fma64(a, b, d uint64, sub bool) uint64 {
+	v := fma64(a, b, d, sub)
+	if sub {
+		d ^= signBit64
+	}
+	c.fpc |= fmaFlags64(a, b, d, v)
+	return v
+}
+
+func (c *Core) intToBFP(neg bool, mag uint64, f *bfpFormat, rm uint8) uint64 {
+	v := intToBFP(neg, mag, f, rm)
+	c.fpc |= fromIntFlags(neg, mag, v, f)
+	return v
+}
+
+func (c *Core) signedToBFP(v int64, f *bfpFormat, rm uint8) uint64 {
+	if v < 0 {
+		return c.intToBFP(true, -uint64(v), f, rm)
+	}
+	return c.intToBFP(false, uint64(v), f, rm)
 }

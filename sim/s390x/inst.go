@@ -34,6 +34,7 @@ package s390x
 //	SIY   |op:8|I2:8|B1:4|DL1:12|DH1:8|op:8|          as SI, 20-bit displacement
 //	SIL   |op:16|B1:4|D1:12|I2:16|                    b = B1, imm = I2<<16 | D1 (I2 signed)
 //	SS-a  |op:8|L:8|B1:4|D1:12|B2:4|D2:12|            m = L, b = B1, r2 = B2, imm = D2<<16 | D1
+//	S     |op:16|B2:4|D2:12|                          b = B2, imm = D2
 //
 // Pc-relative operands (RI2, RI4 of branches and relative loads) are kept
 // as byte offsets from the instruction's address. Base and index fields
@@ -147,6 +148,7 @@ const (
 	fmtVRSa
 	fmtVRSb
 	fmtVRSc
+	fmtS
 )
 
 // Where the opcode continues after the first byte (extKinds in zops.go).

@@ -15,6 +15,13 @@ import "simrun/sim/cpu"
 // interlocked updates (cs, laa.., and asi, agsi, alsi, algsi, which the
 // interlocked-access facility makes atomic) are atomic loads; the other
 // read-modify-write storage instructions (ni, oi, xi) are stores.
+//
+// The string instructions touch a length found only while they run: mvst
+// is a store of its first operand (R1, the destination), clst a load of
+// its first operand and srst a load of the string it searches (R2); their
+// Access is the one byte they certainly touch. stfle is a store of the
+// facility list (24 bytes). ex and exrl are classified as their target,
+// decoded as they would execute it, at the EXECUTE's address.
 func (c *Core) NextOp(op *cpu.Op) bool {
 	if c.pc&1 != 0 {
 		return false
@@ -28,6 +35,16 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		if stale, f := c.decodeAt(p, c.pc); f != nil || stale {
 			return false
 		}
+	}
+	if c.exPending {
+		t := c.exInst
+		in = &t
+	} else if in.op == opEX || in.op == opEXRL {
+		t, _, f := c.executeTarget(in, c.pc)
+		if f != nil {
+			return false
+		}
+		in = &t
 	}
 	if in.op == opUndef || in.op == opSpec {
 		return false
@@ -177,6 +194,9 @@ func (c *Core) operandAddr(in *inst, pc uint64) uint64 {
 	case fmtSIL, fmtSSa:
 		return r[in.b] + uint64(in.imm&0xfff)
 	}
+	if in.op == opMVST || in.op == opCLST {
+		return r[in.r1]
+	}
 	return r[in.b] + r[in.r2] + uint64(in.imm)
 }
 
@@ -221,6 +241,12 @@ func memClass(in *inst) (cpu.OpClass, uint8) {
 		return cpu.ClassLoadAtomic, 8
 	case opCS, opCSY, opLAA, opLAAL, opLAN, opLAO, opLAX, opASI, opALSI:
 		return cpu.ClassLoadAtomic, 4
+	case opMVST:
+		return cpu.ClassStore, 1
+	case opSRST, opCLST:
+		return cpu.ClassLoad, 1
+	case opSTFLE:
+		return cpu.ClassStore, 8 * uint8(len(facilities))
 	case opVL, opVLM, opVLL:
 		return cpu.ClassLoad, 16
 	case opVST, opVSTM, opVSTL:

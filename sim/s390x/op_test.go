@@ -42,6 +42,18 @@ func TestNextOp(t *testing.T) {
 		{"adbr", "b31a0012", nil, 0, cpu.Op{Size: 4, Flags: cpu.OpFP}},
 		{"vfadb", "e71230003 0e3", nil, 0, cpu.Op{Size: 6, Flags: cpu.OpSIMD | cpu.OpFP}},
 		{"locgre", "b9e28034", nil, 0, cpu.Op{Size: 4, Flags: cpu.OpConditional | cpu.OpCondPassed}},
+		{"mvst: a store of the destination", "b2550012", map[int]uint64{1: 0x410100, 2: 0x410800}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassStore, Access: 1, VA: 0x410100}},
+		{"clst: a load of the first operand", "b25d0012", map[int]uint64{1: 0x410100, 2: 0x410800}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassLoad, Access: 1, VA: 0x410100}},
+		{"srst: a load of the searched string", "b25e0012", map[int]uint64{1: 0x410900, 2: 0x410800}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassLoad, Access: 1, VA: 0x410800}},
+		{"stfle", "b2b02008", map[int]uint64{2: 0x410000}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassStore, Access: 24, VA: 0x410008}},
+		// exrl at 0x400000 of the mvc at 0x400008 (after the svc), its
+		// length from r1's low byte.
+		{"exrl is its target", "c61000000004 0af8 d20010002000", map[int]uint64{1: 0x41000f, 2: 0x410800}, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassStore, Access: 16, VA: 0x41000f, Flags: cpu.OpStorageToStorage}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,12 +81,16 @@ func TestMemClassCoverage(t *testing.T) {
 		opSLDL: true, opSRDL: true, opSLDA: true, opSRDA: true, opBC: true, opBAS: true, opBCT: true, opBCTG: true,
 		opPFD: true, opTCDB: true, opTCEB: true, opVLVG: true, opVLGV: true, opVESL: true, opVESRA: true,
 		opVESRL: true, opVERLL: true,
+		opEX: true, opEXRL: true, // the address of the target, which NextOp classifies instead
 	}
 	for o := opFirst; o < opEnd; o++ {
 		in := inst{op: o}
 		cl, _ := memClass(&in)
 		f := o.info().format
-		if hasStorage := (hasBase(f) || f == fmtRILrel && o != opLARL && o != opBRASL && o != opBRCT) && !noAccess[o]; hasStorage != (cl != cpu.ClassOther) {
+		// String instructions address memory through R1/R2 (RRE), stfle
+		// through B2+D2 (S).
+		str := o == opSRST || o == opCLST || o == opMVST || f == fmtS
+		if hasStorage := (hasBase(f) || str || f == fmtRILrel && o != opLARL && o != opBRASL && o != opBRCT) && !noAccess[o]; hasStorage != (cl != cpu.ClassOther) {
 			t.Errorf("%v: storage operand %v, class %v", o, hasStorage, cl)
 		}
 	}
@@ -84,7 +100,7 @@ func TestMemClassCoverage(t *testing.T) {
 // NextOp against what the instruction then did: the next pc (branch
 // target when taken), and accesses inside mapped memory.
 func TestNextOpAgreesWithExecution(t *testing.T) {
-	for _, b := range programs.Binaries("s390x") {
+	for _, b := range append(programs.Binaries("s390x"), programs.GlibcBinaries("s390x")...) {
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
 			data, err := os.ReadFile(b.Path)
 			require.NoError(t, err)

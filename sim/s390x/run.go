@@ -18,6 +18,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
 	var n uint64
+	var in *inst
 	for n < budget {
 		if pc-base >= cpu.PageSize {
 			p, stop := c.enterPage(pc)
@@ -26,8 +27,14 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, stop
 			}
 			page, base = p, pc&^cpu.PageMask
+			if c.exPending { // the target of an ex that ended the last Run
+				c.exPending = false
+				in = &c.exInst
+				goto dispatch
+			}
 		}
-		in := &page.Slots[((pc-base)>>1)&(cpu.PageSize/2-1)]
+		in = &page.Slots[((pc-base)>>1)&(cpu.PageSize/2-1)]
+	dispatch:
 		switch in.op {
 		case opNone:
 			stale, f := c.decodeAt(page, pc)
@@ -183,8 +190,28 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			continue
 		case opSVC:
 			c.svc = uint8(in.imm)
-			c.pc = pc + 2
+			c.pc = pc + uint64(in.ln) // 4 or 6 as the target of ex/exrl
 			return n + 1, cpu.Stop{Kind: cpu.StopSyscall}
+
+		// Execute: the target runs in this loop at the ex's pc, with the
+		// ex's length (strop.go).
+		case opEX, opEXRL:
+			t, twice, f := c.executeTarget(in, pc)
+			if f != nil {
+				c.pc = pc
+				return n, stopFault(f)
+			}
+			c.exInst = t
+			in = &c.exInst
+			if twice {
+				n++
+				if n >= budget {
+					c.exPending = true
+					c.pc = pc
+					return n, cpu.Stop{}
+				}
+			}
+			goto dispatch
 
 		// Register and immediate loads.
 		case opLR:
@@ -944,6 +971,34 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if c.cc == 2 { // storage form: mixed is 1 whatever the leftmost bit
 				c.cc = 1
 			}
+
+		// String instructions, access registers, PSW/FPC extracts, the
+		// facility list (strop.go).
+		case opSRST, opCLST, opMVST, opSTFLE:
+			var f *cpu.Fault
+			switch in.op {
+			case opSRST:
+				f = c.searchString(in)
+			case opCLST:
+				f = c.compareString(in)
+			case opMVST:
+				f = c.moveString(in)
+			default:
+				f = c.storeFacilities(in)
+			}
+			if f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		case opEAR:
+			lo32(&r[in.r1], c.ar[in.r2])
+		case opSAR:
+			c.ar[in.r1] = uint32(r[in.r2])
+		case opIPM:
+			c.insertProgramMask(in)
+		case opEFPC:
+			lo32(&r[in.r1], c.fpc)
 
 		default:
 			var f *cpu.Fault

@@ -382,6 +382,16 @@ const (
 	opSVC                         // SVC I
 	opPFD                         // PFD M1,D2(X2,B2)
 	opPFDRL                       // PFDRL M1,RI2
+	opEX                          // EX R1,D2(X2,B2)
+	opEXRL                        // EXRL R1,RI2
+	opSRST                        // SRST R1,R2
+	opCLST                        // CLST R1,R2
+	opMVST                        // MVST R1,R2
+	opEAR                         // EAR R1,R2
+	opSAR                         // SAR R1,R2
+	opIPM                         // IPM R1
+	opEFPC                        // EFPC R1
+	opSTFLE                       // STFLE D2(B2)
 	opLD                          // LD R1,D2(X2,B2)
 	opLDY                         // LDY R1,D2(X2,B2)
 	opSTD                         // STD R1,D2(X2,B2)
@@ -979,6 +989,16 @@ var opInfos = [...]opInfo{
 	opSVC - opFirst:     {"svc", fmtI, 2, 0x0a00, 0x0},                  // SUPERVISOR CALL
 	opPFD - opFirst:     {"pfd", fmtRXYm, 6, 0xe336, 0x0},               // PREFETCH DATA
 	opPFDRL - opFirst:   {"pfdrl", fmtRILm, 6, 0xc602, 0x0},             // PREFETCH DATA RELATIVE LONG
+	opEX - opFirst:      {"ex", fmtRX, 4, 0x4400, 0x0},                  // EXECUTE
+	opEXRL - opFirst:    {"exrl", fmtRILrel, 6, 0xc600, 0x0},            // EXECUTE RELATIVE LONG
+	opSRST - opFirst:    {"srst", fmtRRE, 4, 0xb25e, 0xff0000000000},    // SEARCH STRING
+	opCLST - opFirst:    {"clst", fmtRRE, 4, 0xb25d, 0xff0000000000},    // COMPARE LOGICAL STRING
+	opMVST - opFirst:    {"mvst", fmtRRE, 4, 0xb255, 0xff0000000000},    // MOVE STRING
+	opEAR - opFirst:     {"ear", fmtRRE, 4, 0xb24f, 0xff0000000000},     // EXTRACT ACCESS
+	opSAR - opFirst:     {"sar", fmtRRE, 4, 0xb24e, 0xff0000000000},     // SET ACCESS
+	opIPM - opFirst:     {"ipm", fmtRRE, 4, 0xb222, 0xff0f00000000},     // INSERT PROGRAM MASK
+	opEFPC - opFirst:    {"efpc", fmtRRE, 4, 0xb38c, 0xff0f00000000},    // EXTRACT FPC
+	opSTFLE - opFirst:   {"stfle", fmtS, 4, 0xb2b0, 0x0},                // STORE FACILITY LIST EXTENDED
 	opLD - opFirst:      {"ld", fmtRX, 4, 0x6800, 0x0},                  // LOAD (long)
 	opLDY - opFirst:     {"ldy", fmtRXY, 6, 0xed65, 0x0},                // LOAD (long)
 	opSTD - opFirst:     {"std", fmtRX, 4, 0x6000, 0x0},                 // STORE (long)

@@ -36,6 +36,7 @@ import (
 // where the decoder files the field differently.
 var formats = map[string]string{
 	"op@0|//@16|??@32":                                                 "E",
+	"op@0|B2@16|D2@20|??@32":                                           "S",
 	"op@0|I@8|??@16":                                                   "I",
 	"op@0|R1@8|R2@12|??@16":                                            "RR",
 	"op@0|M1@8|R2@12|??@16":                                            "RRm",

@@ -1,0 +1,111 @@
+package s390x
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/programs"
+	"simrun/sim/cpu"
+	"simrun/sim/difftest"
+	"simrun/sim/oracle"
+)
+
+// stropData is the data page image of the string-instruction programs:
+// short strings at 0, 0x100 and 0x200, and from 0x1000 a 10 KiB string
+// of 'x' that crosses pages.
+func stropData() []byte {
+	d := make([]byte, 0x4000)
+	copy(d, "hello, world\x00")
+	copy(d[0x100:], "hello, there\x00")
+	copy(d[0x200:], "hello, world\x00")
+	for i := 0x1000; i < 0x3800; i++ {
+		d[i] = 'x'
+	}
+	return d
+}
+
+// stropCode exercises srst (found, end reached, 8 KiB limit), clst (equal,
+// low, high, limit), mvst (done, page-limited), ex of mvc (one retired
+// instruction) and of lr (two), exrl of ar and xc, exrl with r0, sar/ear,
+// efpc before and after an inexact division, stfle with short and long
+// buffers, and exits through exrl of svc 0 with r7 = 248 (see
+// testdata/strop.s for the source).
+var stropCode = mustHex(
+	"c0df00410000a70900004120d0004110d064b25e0012b22200304120d0004110d005b25e0012b2220040c02f00411000",
+	"c01f00413f00b25e0012b2220050a709006f4120d0004110d064b25e0012a70900004110d0004120d200b25d0012b222",
+	"00604110d0004120d100b25d0012b22200704110d1004120d000b25d0012b2220080c01f00411000c02f00411004b25d",
+	"0012b22200904110d4004120d000b2550012b22200a0e3b0d40000044110d500c02f00411000b2550012b22200a0e3b0",
+	"d8000004c0500000005ea749000744405000e3c0d6000004c031ffffffb3c06f00000023c0500000005144605000a749",
+	"0034c6400000004ba7490003c64000000047e3c0d6000004c6000000003cc07112345678b24e0017b24e000db24f0081",
+	"b24f0090a7190001b3950001a7190003b3950021b38c00a0b31d0002b38c00a0a7090000b2b0d700b2220030e340d700",
+	"0004e350d7080004a7090005b2b0d700b2220030eb46d7000004b2220010a7290000a77900f8c6700000000d00000000",
+	"d200d600d00018001a00d700d600d6000a000707")
+
+// TestQemuStringAndExecute runs stropCode in lockstep with qemu under the
+// CPU model simrun shows.
+func TestQemuStringAndExecute(t *testing.T) {
+	oracle.Require(t, "s390x")
+	path := filepath.Join(t.TempDir(), "strop")
+	require.NoError(t, os.WriteFile(path, prog(stropCode, stropData()), 0o755))
+	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 1000, FP: true, CPU: programs.S390xQemuCPU})
+	require.NoError(t, err)
+	require.Equal(t, res.Insns, res.Compared)
+	t.Logf("%d instructions compared", res.Compared)
+}
+
+func TestStringSemantics(t *testing.T) {
+	data := stropData()
+	// srst for 'o' in "hello, world": r1 = its address, cc 1.
+	c := machine(t, regs(map[int]uint64{0: 'o', 1: dataAddr + 100, 2: dataAddr}), data, "b25e0012")
+	require.Equal(t, uint64(dataAddr+4), c.r[1])
+	require.Equal(t, uint8(1), c.cc)
+	// srst stops after strLimit bytes with cc 3 and r2 advanced.
+	c = machine(t, regs(map[int]uint64{1: dataAddr + 0x3f00, 2: dataAddr + 0x1000}), data, "b25e0012")
+	require.Equal(t, uint64(dataAddr+0x1000+strLimit), c.r[2])
+	require.Equal(t, uint8(3), c.cc)
+	// clst "hello, world" against "hello, there": high at offset 7.
+	c = machine(t, regs(map[int]uint64{1: dataAddr, 2: dataAddr + 0x100}), data, "b25d0012")
+	require.Equal(t, uint64(dataAddr+7), c.r[1])
+	require.Equal(t, uint64(dataAddr+0x107), c.r[2])
+	require.Equal(t, uint8(2), c.cc)
+	// mvst stops at the nearer page end.
+	c = machine(t, regs(map[int]uint64{1: dataAddr + 0x500, 2: dataAddr + 0x1000}), data, "b2550012")
+	require.Equal(t, uint64(dataAddr+0x1000), c.r[1])
+	require.Equal(t, uint64(dataAddr+0x1b00), c.r[2])
+	require.Equal(t, uint8(3), c.cc)
+	// ipm puts the cc in bits 34-35 and keeps bits 0-31 and 40-63.
+	c = machine(t, regs(map[int]uint64{3: 0xffffffff_ffffffff}), nil, "a7090001", "a7010001", "b2220030")
+	require.Equal(t, uint64(0xffffffff_30ffffff), c.r[3]) // tmll: all ones, cc 3
+}
+
+// TestExecuteFaults: ex of ex is an execute exception, an odd target a
+// specification exception, both SIGILL; a bad r0 in srst too.
+func TestExecuteFaults(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		code []string
+		set  map[int]uint64
+	}{
+		{"ex of exrl", []string{"c60000000004", "0000", "c60000000000"}, nil},
+		{"odd target", []string{"44005000"}, map[int]uint64{5: 0x400001}},
+		{"srst with bits 32-55 of r0", []string{"b25e0012"}, map[int]uint64{0: 0x100, 1: dataAddr + 8, 2: dataAddr}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := cpu.New("unit", prog(mustHex(append(tt.code, "0af8")...), make([]byte, 4096)), cpu.Config{})
+			require.NoError(t, err)
+			c := m.Core.(*Core)
+			for r, v := range tt.set {
+				c.r[r] = v
+			}
+			exit, err := m.Run()
+			require.NoError(t, err)
+			require.NotNil(t, exit.Fault)
+			require.Equal(t, cpu.SIGILL, exit.Fault.Signal(), "%v", exit.Fault)
+			require.Equal(t, uint64(0x400000), exit.Fault.PC)
+		})
+	}
+}
