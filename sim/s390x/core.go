@@ -16,15 +16,17 @@ import (
 
 // Core is a z/Architecture CPU in problem state.
 type Core struct {
-	r   [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
-	v   [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
-	cc  uint8         // condition code, PSW bits 18-19
-	pc  uint64
-	svc uint8 // the number in the last svc instruction
+	needEA [opEnd]bool   // logged operations of this kind carry a data address or condition
+	r      [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
+	v      [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
+	cc     uint8         // condition code, PSW bits 18-19
+	pc     uint64
+	svc    uint8 // the number in the last svc instruction
 
 	m      *cpu.Machine
 	mem    *cpu.Memory
 	icache *cpu.ICache[inst]
+	log    *cpu.RetireLog // non-nil: every instruction is logged for the timing model
 }
 
 // codePage is a page of decoded instructions, one slot per halfword.
@@ -54,6 +56,12 @@ func (c *Core) Syscall() (uint64, [6]uint64) {
 }
 
 func (c *Core) SetSyscallResult(v uint64) { c.r[2] = v }
+
+// SetLog turns logging of retired instructions on (non-nil) or off.
+func (c *Core) SetLog(l *cpu.RetireLog) {
+	c.log = l
+	c.icache.WithInfo = l != nil
+}
 
 // SetGPR writes r0..r15 (State.GPR order), for the differential test.
 func (c *Core) SetGPR(i int, v uint64) {
@@ -105,8 +113,34 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 		return false, &cpu.Fault{PC: pc, Kind: cpu.FaultFetch, Insn: append([]byte(nil), b[:n]...),
 			Err: truncatedError{n, insnLen(b[0]), c.mem.Fault}}
 	}
-	*p.Slot(pc) = decode(b[:])
+	in := p.Slot(pc)
+	*in = decode(b[:])
+	if p.Infos != nil {
+		c.describeSlot(p, in, pc)
+	}
 	return false, nil
+}
+
+// describeSlot fills the timing description of a decoded slot, and notes
+// whether logging needs the data address (or the condition) for its kind
+// of operation.
+func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
+	info := p.Info(pc)
+	*info = describe(in)
+	if info.Access != 0 || info.Flags&cpu.OpConditional != 0 && info.Class != cpu.ClassBranch {
+		c.needEA[in.op] = true
+	}
+	return info
+}
+
+// describePage gives a page that was decoded before logging started its
+// descriptions.
+func (c *Core) describePage(p *codePage) {
+	for i := range p.Slots {
+		if in := &p.Slots[i]; in.op != opNone {
+			c.describeSlot(p, in, p.Base+uint64(i)*2)
+		}
+	}
 }
 
 // cond reports whether a branch mask (8 = cc0, 4 = cc1, 2 = cc2, 1 = cc3)

@@ -14,6 +14,10 @@ import (
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	r := &c.r
 	mem := c.mem
+	var log []cpu.Retired // entry k: the k-th instruction this Run retires
+	if c.log != nil {
+		log = c.log.Ops[:cap(c.log.Ops)]
+	}
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -26,8 +30,20 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, stop
 			}
 			page, base = p, pc&^cpu.PageMask
+			if log != nil && page.Infos == nil {
+				c.describePage(page)
+			}
 		}
-		in := &page.Slots[((pc-base)>>1)&(cpu.PageSize/2-1)]
+		slot := ((pc - base) >> 1) & (cpu.PageSize/2 - 1)
+		in := &page.Slots[slot]
+		if log != nil && in.op != opNone {
+			info := &page.Infos[slot]
+			var ea uint64
+			if c.needEA[in.op] {
+				ea = c.dynamicEA(in, info, pc)
+			}
+			log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
+		}
 		switch in.op {
 		case opNone:
 			stale, f := c.decodeAt(page, pc)
