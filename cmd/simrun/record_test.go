@@ -23,8 +23,8 @@ import (
 )
 
 // recordArches are the architectures whose cores feed the timing model
-// and SPE unit.  s390x joins when its core implements cpu.Logger.
-var recordArches = []string{"arm64"}
+// and SPE unit.
+var recordArches = []string{"arm64", "s390x"}
 
 // recordProgram runs one bundled program under simrun record's wiring and
 // decodes every record of the AUX stream.
@@ -162,7 +162,7 @@ func TestSPEDumpGolden(t *testing.T) {
 // perf script and perf mem report resolve them to the guest's symbols.
 func TestPerfReadsRecording(t *testing.T) {
 	perf := oracle.RequireTool(t, "perf", "linux-perf")
-	cases := map[string]string{"arm64": "aarch64-O2"}
+	cases := map[string]string{"arm64": "aarch64-O2", "s390x": "s390x-O2"}
 	for _, arch := range recordArches {
 		b, err := programs.Find(cases[arch], "listchase")
 		require.NoError(t, err)
@@ -550,6 +550,9 @@ func TestPerfReportGlibc(t *testing.T) {
 				want, status, err := b.Expected()
 				require.NoError(t, err)
 				st, stdout, stderr := run(t, "record", "-c", "1024", "-o", data, b.Path)
+				if arch == "s390x" && strings.Contains(stderr, "simrun does not implement ex") {
+					t.Skip("the s390x glibc programs need ex (execute), which the s390x core does not implement yet")
+				}
 				require.Equal(t, status, st, stderr)
 				require.Equal(t, string(want), stdout)
 				out, err := exec.Command(perf, "report", "--stdio", "--sort", "sym", "-i", data).Output()
@@ -620,7 +623,15 @@ func TestCallchains(t *testing.T) {
 					i := strings.LastIndexByte(l, ' ')
 					n, err := strconv.Atoi(l[i+1:])
 					require.NoError(t, err)
-					fromFolded[l[:i]] += n
+					stack := l[:i]
+					if arch == "s390x" {
+						// Stock perf cannot name main here: it places the
+						// symbols of the program's bss-only segment (file
+						// offset 0) at file offsets 0-0x110, over main's,
+						// and its lookup then misses main (README, record).
+						stack = strings.ReplaceAll(stack, ";main", ";[unknown]")
+					}
+					fromFolded[stack] += n
 				}
 				assert.Equal(t, fromFolded, counts, "perf script stacks vs folded")
 			}
