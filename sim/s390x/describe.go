@@ -24,7 +24,9 @@ import (
 // of their range (the model holds three results; the return address and
 // the stack pointer sit at the end of the usual save range); storage
 // operands other than the sampled one (the second operand of mvc, clc and
-// the like) are not timed; vll and vstl are timed as 16-byte accesses.
+// the like) are not timed; vll and vstl are timed as 16-byte accesses;
+// a load or store on condition is timed as an access whether or not its
+// condition holds.
 
 // gr maps a general-register field to a model id (rNone: no register).
 func gr(r uint8) uint8 {
