@@ -616,7 +616,7 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 		return nil, err
 	}
 	pd := &profile.PerfData{MIDR: p.MIDR, CPUDesc: p.Desc, Cmdline: append([]string{"simrun", "record"}, argv...),
-		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: m.Timing.Nanos(m.Timing.Cycle())}
+		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: m.Timing.Nanos(m.Timing.Cycle()), Arch: m.Arch.UnameMachine}
 	pd.Config[0], pd.Config[1], pd.Config[2], pd.Config[3], pd.Config[4] = c.ConfigWords()
 	for _, s := range m.Image.Segments {
 		start := s.Vaddr &^ cpu.PageMask

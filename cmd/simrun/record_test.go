@@ -23,8 +23,8 @@ import (
 )
 
 // recordArches are the architectures whose cores feed the timing model
-// and SPE unit.  s390x joins when its core implements cpu.Logger.
-var recordArches = []string{"arm64"}
+// and SPE unit.
+var recordArches = []string{"arm64", "s390x"}
 
 // recordProgram runs one bundled program under simrun record's wiring and
 // decodes every record of the AUX stream.
@@ -162,7 +162,7 @@ func TestSPEDumpGolden(t *testing.T) {
 // perf script and perf mem report resolve them to the guest's symbols.
 func TestPerfReadsRecording(t *testing.T) {
 	perf := oracle.RequireTool(t, "perf", "linux-perf")
-	cases := map[string]string{"arm64": "aarch64-O2"}
+	cases := map[string]string{"arm64": "aarch64-O2", "s390x": "s390x-O2"}
 	for _, arch := range recordArches {
 		b, err := programs.Find(cases[arch], "listchase")
 		require.NoError(t, err)
@@ -357,16 +357,23 @@ func TestTopFunctionsAgree(t *testing.T) {
 	perf := oracle.RequireTool(t, "perf", "linux-perf")
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "go tool pprof needs the go command")
-	cases := map[string]string{"arm64": "aarch64-O2", "s390x": "s390x-O2"}
+	// s390x records bits -O0: in the other s390x programs stock perf
+	// misnames functions, as it places the symbols of their bss-only
+	// segment (file offset 0) over the start of .text (README, record).
+	cases := map[string]struct {
+		config, name string
+		status       int
+	}{"arm64": {"aarch64-O2", "listchase", 36}, "s390x": {"s390x-O0", "bits", 79}}
 	for _, arch := range recordArches {
-		b, err := programs.Find(cases[arch], "listchase")
+		c := cases[arch]
+		b, err := programs.Find(c.config, c.name)
 		require.NoError(t, err)
 		t.Run(arch, func(t *testing.T) {
 			dir := t.TempDir()
 			data := filepath.Join(dir, "perf.data")
 			st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1/", "-c", "1024", "-o", data,
 				"--format", "perf,pprof,folded", b.Path)
-			require.Equal(t, 36, st, stderr)
+			require.Equal(t, c.status, st, stderr)
 
 			// simrun's folded stacks: samples per leaf function.
 			folded, err := os.ReadFile(filepath.Join(dir, "perf.folded"))
@@ -384,7 +391,7 @@ func TestTopFunctionsAgree(t *testing.T) {
 			require.Greater(t, total, 100)
 
 			// go tool pprof -top: flat samples per function.
-			cmd := exec.Command(goTool, "tool", "pprof", "-top", "-nodecount=1000", filepath.Join(dir, "perf.pb.gz"))
+			cmd := exec.Command(goTool, "tool", "pprof", "-top", "-nodecount=1000", "-nodefraction=0", filepath.Join(dir, "perf.pb.gz"))
 			cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+dir)
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)
@@ -620,7 +627,15 @@ func TestCallchains(t *testing.T) {
 					i := strings.LastIndexByte(l, ' ')
 					n, err := strconv.Atoi(l[i+1:])
 					require.NoError(t, err)
-					fromFolded[l[:i]] += n
+					stack := l[:i]
+					if arch == "s390x" {
+						// Stock perf cannot name main here: it places the
+						// symbols of the program's bss-only segment (file
+						// offset 0) at file offsets 0-0x110, over main's,
+						// and its lookup then misses main (README, record).
+						stack = strings.ReplaceAll(stack, ";main", ";[unknown]")
+					}
+					fromFolded[stack] += n
 				}
 				assert.Equal(t, fromFolded, counts, "perf script stacks vs folded")
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -310,6 +311,7 @@ func (m *Machine) EnableTiming(p *CPUPreset) error {
 		return fmt.Errorf("the %s core: %w", m.Arch.Name, ErrNoTiming)
 	}
 	m.Timing = NewTiming(p)
+	m.Timing.PCShift = uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))
 	m.log = &RetireLog{Ops: make([]Retired, 0, logBatch)}
 	l.SetLog(m.log)
 	return nil

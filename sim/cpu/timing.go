@@ -277,6 +277,10 @@ type Timing struct {
 	// NoBlocks times every operation on its own (for tests: the block
 	// summaries must give the same cycles).
 	NoBlocks bool
+	// PCShift is log2 of the instruction alignment: the branch predictor
+	// indexes its table by pc>>PCShift (2 for 4-byte instructions; 1 on
+	// s390x, whose instructions start on any halfword).
+	PCShift uint
 
 	res           [maxBlock]memResult // a run's accesses, made before its timing
 	nres, resNext int
@@ -286,7 +290,7 @@ type Timing struct {
 // NewTiming returns a cold model of preset p.
 func NewTiming(p *CPUPreset) *Timing {
 	return &Timing{P: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newCache(p.TLB),
-		bp: make([]uint8, 1<<p.BPBits), btb: map[uint64]uint64{}}
+		bp: make([]uint8, 1<<p.BPBits), btb: map[uint64]uint64{}, PCShift: 2}
 }
 
 // Cycle is the current cycle (the dispatch cycle of the next operation).
@@ -473,7 +477,7 @@ func (t *Timing) mispredicted(r *Retired, in *OpInfo, next uint64, taken bool) b
 		t.btb[r.PC] = next
 		return want != next
 	case in.Flags&OpConditional != 0:
-		i := (r.PC >> 2) & uint64(len(t.bp)-1)
+		i := (r.PC >> t.PCShift) & uint64(len(t.bp)-1)
 		c := t.bp[i]
 		pred := c >= 2
 		if taken && c < 3 {

@@ -103,6 +103,10 @@ type PerfData struct {
 	Start    uint64      // ns: time of COMM/MMAP2 (<= the first SPE timestamp)
 	End      uint64      // ns: time of EXIT
 	Hostname string
+	// Arch is the guest's uname machine for the arch feature (HEADER_ARCH;
+	// "" = "aarch64"): perf picks the register names and the address
+	// conventions of its annotate and unwind code by it.
+	Arch string
 	// Simrun, if not empty, is written as simrun's own feature section
 	// (bit FeatSimrun): perf skips feature bits it does not know.
 	Simrun []byte
@@ -384,11 +388,15 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	if hostname == "" {
 		hostname = "simrun"
 	}
+	arch := p.Arch
+	if arch == "" {
+		arch = "aarch64"
+	}
 	feats := []feat{
 		{featHostname, fstr(hostname)},
 		{featOSRelease, fstr("6.1.0-simrun")},
 		{featVersion, fstr("6.1.192")},
-		{featArch, fstr("aarch64")},
+		{featArch, fstr(arch)},
 		{featNRCPUs, nr.Bytes()},
 		{featCPUDesc, fstr(p.CPUDesc)},
 		{featCPUID, fstr(fmt.Sprintf("0x%016x", p.MIDR))},

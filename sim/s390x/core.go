@@ -16,22 +16,28 @@ import (
 
 // Core is a z/Architecture CPU in problem state.
 type Core struct {
-	r   [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
-	v   [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
-	cc  uint8         // condition code, PSW bits 18-19
-	pc  uint64
-	svc uint8      // the number in the last svc instruction
-	ar  [16]uint32 // access registers: a0:a1 hold the thread pointer
-	fpc uint32     // floating-point control; simrun keeps it 0 (round to nearest, no flags)
+	needEA [opEnd]bool   // logged operations of this kind carry a data address or condition
+	r      [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
+	v      [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
+	cc     uint8         // condition code, PSW bits 18-19
+	pc     uint64
+	svc    uint8      // the number in the last svc instruction
+	ar     [16]uint32 // access registers: a0:a1 hold the thread pointer
+	fpc    uint32     // floating-point control: rounding mode and IEEE flags
 
 	// exInst is the decoded target of an ex/exrl whose own retirement used
 	// up Run's budget; exPending says the next Run starts with it.
 	exInst    inst
 	exPending bool
+	// exInfos describes the executed targets for the timing log, per ex
+	// site and target (an OpInfo may carry a timing block, so each must
+	// stand for one instruction at one address).
+	exInfos map[exKey]*cpu.OpInfo
 
 	m      *cpu.Machine
 	mem    *cpu.Memory
 	icache *cpu.ICache[inst]
+	log    *cpu.RetireLog // non-nil: every instruction is logged for the timing model
 }
 
 // codePage is a page of decoded instructions, one slot per halfword.
@@ -61,6 +67,12 @@ func (c *Core) Syscall() (uint64, [6]uint64) {
 }
 
 func (c *Core) SetSyscallResult(v uint64) { c.r[2] = v }
+
+// SetLog turns logging of retired instructions on (non-nil) or off.
+func (c *Core) SetLog(l *cpu.RetireLog) {
+	c.log = l
+	c.icache.WithInfo = l != nil
+}
 
 // SetGPR writes r0..r15 (State.GPR order), for the differential test.
 func (c *Core) SetGPR(i int, v uint64) {
@@ -112,8 +124,79 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 		return false, &cpu.Fault{PC: pc, Kind: cpu.FaultFetch, Insn: append([]byte(nil), b[:n]...),
 			Err: truncatedError{n, insnLen(b[0]), c.mem.Fault}}
 	}
-	*p.Slot(pc) = decode(b[:])
+	in := p.Slot(pc)
+	*in = decode(b[:])
+	if p.Infos != nil {
+		c.describeSlot(p, in, pc)
+	}
 	return false, nil
+}
+
+// describeSlot fills the timing description of a decoded slot, and notes
+// whether logging needs the data address (or the condition) for its kind
+// of operation.
+func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
+	info := p.Info(pc)
+	*info = describe(in)
+	if needsEA(info) {
+		c.needEA[in.op] = true
+	}
+	return info
+}
+
+// needsEA reports whether the log entry of an operation so described
+// carries a dynamic value (see dynamicEA).
+func needsEA(info *cpu.OpInfo) bool {
+	if info.Class == cpu.ClassBranch {
+		return info.Flags&(cpu.OpLink|cpu.OpIndirect) != 0
+	}
+	return info.Access != 0 || info.Flags&cpu.OpConditional != 0
+}
+
+// exKey names an executed target: the ex's address and the target as
+// decoded there.
+type exKey struct {
+	pc uint64
+	in inst
+}
+
+// exInfo is the description of target in, executed by the ex at pc.
+func (c *Core) exInfo(in *inst, pc uint64) *cpu.OpInfo {
+	k := exKey{pc, *in}
+	info := c.exInfos[k]
+	if info == nil {
+		if c.exInfos == nil {
+			c.exInfos = map[exKey]*cpu.OpInfo{}
+		}
+		d := describe(in)
+		info = &d
+		c.exInfos[k] = info
+	}
+	return info
+}
+
+// logExecuted logs the target of an ex/exrl as the n-th operation of this
+// Run, at the ex's address (nothing when logging is off).
+func (c *Core) logExecuted(log []cpu.Retired, n uint64, in *inst, pc uint64) {
+	if log == nil {
+		return
+	}
+	info := c.exInfo(in, pc)
+	var ea uint64
+	if needsEA(info) {
+		ea = c.dynamicEA(in, info, pc)
+	}
+	log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
+}
+
+// describePage gives a page that was decoded before logging started its
+// descriptions.
+func (c *Core) describePage(p *codePage) {
+	for i := range p.Slots {
+		if in := &p.Slots[i]; in.op != opNone {
+			c.describeSlot(p, in, p.Base+uint64(i)*2)
+		}
+	}
 }
 
 // cond reports whether a branch mask (8 = cc0, 4 = cc1, 2 = cc2, 1 = cc3)

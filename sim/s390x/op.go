@@ -20,8 +20,10 @@ import "simrun/sim/cpu"
 // is a store of its first operand (R1, the destination), clst a load of
 // its first operand and srst a load of the string it searches (R2); their
 // Access is the one byte they certainly touch. stfle is a store of the
-// facility list (24 bytes). ex and exrl are classified as their target,
-// decoded as they would execute it, at the EXECUTE's address.
+// facility list (24 bytes). ex and exrl whose target retires with them
+// (see executeTarget) are classified as their target, decoded as they
+// would execute it, at the EXECUTE's address; the others are operations
+// of their own, and the target the next operation, at the same address.
 func (c *Core) NextOp(op *cpu.Op) bool {
 	if c.pc&1 != 0 {
 		return false
@@ -36,153 +38,62 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 			return false
 		}
 	}
-	if c.exPending {
-		t := c.exInst
-		in = &t
-	} else if in.op == opEX || in.op == opEXRL {
-		t, _, f := c.executeTarget(in, c.pc)
-		if f != nil {
+	pc := c.pc
+	var info *cpu.OpInfo
+	executed := c.exPending
+	t := c.exInst
+	if !executed && (in.op == opEX || in.op == opEXRL) {
+		var twice bool
+		var f *cpu.Fault
+		if t, twice, f = c.executeTarget(in, pc); f != nil {
 			return false
 		}
+		// A target that retires as a second instruction comes next;
+		// this one is the ex itself.
+		executed = !twice
+	}
+	if executed {
 		in = &t
+		if in.op == opUndef || in.op == opSpec {
+			return false
+		}
+		info = c.exInfo(in, pc)
+	} else {
+		if in.op == opUndef || in.op == opSpec {
+			return false
+		}
+		info = c.slotInfo(p, in, pc)
 	}
-	if in.op == opUndef || in.op == opSpec {
-		return false
-	}
-	pc := c.pc
-	*op = cpu.Op{PC: pc, Size: in.ln}
-	r := &c.r
-	branch := func(target uint64, taken bool, flags cpu.OpFlags) {
-		op.Class, op.Target, op.Flags = cpu.ClassBranch, target, op.Flags|flags
+	*op = cpu.Op{PC: pc, Size: in.ln, Class: info.Class, Flags: info.Flags, Access: info.Access}
+	if info.Class == cpu.ClassBranch {
+		t, taken := c.branchTarget(in, pc)
+		op.Target = t
 		if taken {
 			op.Flags |= cpu.OpCondPassed
 		}
-	}
-	rel := pc + uint64(in.imm)
-	switch in.op {
-	case opJ:
-		branch(rel, true, 0)
-		return true
-	case opBRC, opBRCL:
-		branch(rel, c.cond(in.m), cpu.OpConditional)
-		return true
-	case opBR:
-		branch(r[in.r2], true, cpu.OpIndirect|returnFlag(in.r2))
-		return true
-	case opBCR:
-		branch(r[in.r2], c.cond(in.m), cpu.OpIndirect|cpu.OpConditional|returnFlag(in.r2))
-		return true
-	case opBC:
-		branch(r[in.b]+r[in.r2]+uint64(in.imm), c.cond(in.m), cpu.OpIndirect|cpu.OpConditional)
-		return true
-	case opBRAS, opBRASL:
-		branch(rel, true, cpu.OpLink)
-		return true
-	case opBASR:
-		if in.r2 == 0 { // saves the address only
-			return true
-		}
-		branch(r[in.r2], true, cpu.OpLink|cpu.OpIndirect)
-		return true
-	case opBAS:
-		branch(r[in.b]+r[in.r2]+uint64(in.imm), true, cpu.OpLink|cpu.OpIndirect)
-		return true
-	case opBRCT:
-		branch(rel, uint32(r[in.r1])-1 != 0, cpu.OpConditional)
-		return true
-	case opBRCTG:
-		branch(rel, r[in.r1]-1 != 0, cpu.OpConditional)
-		return true
-	case opBCTR, opBCTGR, opBCT, opBCTG:
-		t, ind := r[in.r2], in.r2 != 0
-		if in.op == opBCT || in.op == opBCTG {
-			t, ind = r[in.b]+r[in.r2]+uint64(in.imm), true
-		}
-		nz := r[in.r1]-1 != 0
-		if in.op == opBCTR || in.op == opBCT {
-			nz = uint32(r[in.r1])-1 != 0
-		}
-		if ind {
-			branch(t, nz, cpu.OpConditional|cpu.OpIndirect)
-		}
-		return true
-	case opBRXH, opBRXLE, opBRXHG, opBRXLG:
-		saved := r[in.r1]
-		taken := c.branchIndex(in)
-		r[in.r1] = saved
-		branch(rel, taken, cpu.OpConditional)
-		return true
-	case opCRJ, opCGRJ, opCLRJ, opCLGRJ, opCIJ, opCGIJ, opCLIJ, opCLGIJ:
-		branch(rel, in.m<<c.compareOperands(in)&8 != 0, cpu.OpConditional)
-		return true
-	case opCRB, opCGRB, opCLRB, opCLGRB, opCIB, opCGIB, opCLIB, opCLGIB:
-		branch(r[in.b]+uint64(in.imm), in.m<<c.compareOperands(in)&8 != 0, cpu.OpConditional|cpu.OpIndirect)
-		return true
-	case opSVC:
-		op.Flags |= cpu.OpSyscall
-		return true
-	case opLOCR, opLOCGR, opLOCHI, opLOCGHI:
-		op.Flags |= cpu.OpConditional
-		if c.cond(in.m) {
-			op.Flags |= cpu.OpCondPassed
-		}
 		return true
 	}
-	class, size := memClass(in)
-	if class == cpu.ClassOther {
-		switch {
-		case in.op >= opVFA:
-			op.Flags |= cpu.OpSIMD | cpu.OpFP
-		case in.op >= opVL:
-			op.Flags |= cpu.OpSIMD
-		case in.op >= opLD:
-			op.Flags |= cpu.OpFP
-		}
-		return true
+	if info.Flags&cpu.OpConditional != 0 && c.condHolds(in) {
+		op.Flags |= cpu.OpCondPassed
 	}
-	op.Class, op.Access, op.VA = class, size, c.operandAddr(in, pc)
-	switch {
-	case in.op >= opVL:
-		op.Flags |= cpu.OpSIMD | cpu.OpSIMDFPReg
-	case in.op >= opLD:
-		op.Flags |= cpu.OpFP
-		switch in.op {
-		case opLD, opLDY, opLE, opLEY, opLDE, opSTD, opSTDY, opSTE, opSTEY:
-			op.Flags |= cpu.OpSIMDFPReg
+	if info.Access != 0 {
+		op.VA = c.dynamicEA(in, info, pc)
+		if in.op == opVLL || in.op == opVSTL { // the length is in R3
+			op.Access = uint8(min(uint64(uint32(c.r[in.r3])), 15) + 1)
 		}
-	}
-	switch in.op {
-	case opLOC, opLOCG, opSTOC, opSTOCG:
-		op.Flags |= cpu.OpConditional
-		if c.cond(in.m) {
-			op.Flags |= cpu.OpCondPassed
-		}
-	case opLM, opLMY, opLMG, opSTM, opSTMY, opSTMG, opVLM, opVSTM:
-		n := uint64(in.r3-in.r1)&15 + 1
-		switch in.op {
-		case opLMG, opSTMG:
-			n *= 8
-		case opVLM, opVSTM:
-			n = 16 * (uint64(in.r3-in.r1) + 1)
-		default:
-			n *= 4
-		}
-		op.Access = uint8(min(n, 255))
-	case opMVC, opXC, opNC, opOC, opCLC:
-		op.Access = uint8(min(uint64(in.m)+1, 255))
-		op.Flags |= cpu.OpStorageToStorage
-	case opVLL, opVSTL:
-		op.Access = uint8(min(uint64(uint32(r[in.r3])), 15) + 1)
 	}
 	return true
 }
 
-// returnFlag marks a branch through r14, the return-address register.
-func returnFlag(reg uint8) cpu.OpFlags {
-	if reg == 14 {
-		return cpu.OpReturn
+// slotInfo returns the cached description of the slot for pc.
+func (c *Core) slotInfo(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
+	if p.Infos == nil {
+		c.describePage(p)
 	}
-	return 0
+	if info := p.Info(pc); info.Valid {
+		return info
+	}
+	return c.describeSlot(p, in, pc)
 }
 
 // operandAddr is the storage operand's address for memClass's instructions.

@@ -14,6 +14,10 @@ import (
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	r := &c.r
 	mem := c.mem
+	var log []cpu.Retired // entry k: the k-th instruction this Run retires
+	if c.log != nil {
+		log = c.log.Ops[:cap(c.log.Ops)]
+	}
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -27,13 +31,25 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, stop
 			}
 			page, base = p, pc&^cpu.PageMask
+			if log != nil && page.Infos == nil {
+				c.describePage(page)
+			}
 			if c.exPending { // the target of an ex that ended the last Run
 				c.exPending = false
 				in = &c.exInst
+				c.logExecuted(log, n, in, pc)
 				goto dispatch
 			}
 		}
 		in = &page.Slots[((pc-base)>>1)&(cpu.PageSize/2-1)]
+		if log != nil && in.op != opNone {
+			info := &page.Infos[((pc-base)>>1)&(cpu.PageSize/2-1)]
+			var ea uint64
+			if c.needEA[in.op] {
+				ea = c.dynamicEA(in, info, pc)
+			}
+			log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
+		}
 	dispatch:
 		switch in.op {
 		case opNone:
@@ -211,6 +227,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 					return n, cpu.Stop{}
 				}
 			}
+			c.logExecuted(log, n, in, pc)
 			goto dispatch
 
 		// Register and immediate loads.

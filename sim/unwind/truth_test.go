@@ -123,11 +123,11 @@ func TestShadowNonLocal(t *testing.T) {
 // not a mismatch.
 func TestShadowEHReturn(t *testing.T) {
 	s := unwind.NewShadow(31)
-	s.Call(0x100, 0x104, 0x9000) // main calls check
-	s.Call(0x200, 0x204, 0x8f00) // check calls check
-	s.Call(0x200, 0x204, 0x8e00) // and again
-	s.Call(0x210, 0x214, 0x8d00) // the innermost throws
-	s.Call(0x300, 0x304, 0x8c00) // into the unwinder
+	s.Call(0x100, 0x104, 0x9000)   // main calls check
+	s.Call(0x200, 0x204, 0x8f00)   // check calls check
+	s.Call(0x200, 0x204, 0x8e00)   // and again
+	s.Call(0x210, 0x214, 0x8d00)   // the innermost throws
+	s.Call(0x300, 0x304, 0x8c00)   // into the unwinder
 	s.Return(0x400, 0x220, 0x8e00) // caught by the middle check
 	assert.Equal(t, hex{0x220, 0x204, 0x104}, hex(s.Callchain(0x220, nil)))
 	assert.Zero(t, s.Mismatched)
