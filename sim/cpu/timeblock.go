@@ -189,10 +189,45 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 // blockAccesses makes the data accesses of run ops (summarised by b) and
 // reports whether all hit the TLB and the L1D. If not, the results wait
 // in t.res for the operation-by-operation path.
+//
+// An access to the most recently used TLB page and L1D line of its sets
+// (the common case) is made inline, its counts added once per run.
 func (t *Timing) blockAccesses(ops []Retired, b *timingBlock) bool {
-	hit := true
+	tlb, l1 := t.tlb, t.l1
 	for k, j := range b.mem {
-		m := &t.res[k]
+		ea := ops[j].EA
+		if tlb.hitMRU(ea) && l1.hitMRU(ea) {
+			continue
+		}
+		t.countHits(uint64(k))
+		return t.accessRest(ops, b, k)
+	}
+	t.countHits(uint64(len(b.mem)))
+	return true
+}
+
+// countHits counts n accesses made by hitMRU in the TLB and the L1D.
+func (t *Timing) countHits(n uint64) {
+	t.Stats.TLBAccess += n
+	t.Stats.L1DAccess += n
+	t.tlb.Accesses += n
+	t.l1.Accesses += n
+}
+
+// accessRest makes the accesses of run ops from b.mem[k] on in full, the
+// ones before having hit, and reports whether all hit.
+func (t *Timing) accessRest(ops []Retired, b *timingBlock, k int) bool {
+	p := t.P
+	for h, j := range b.mem[:k] {
+		lat := uint64(p.TLB.Latency)
+		if ops[j].Info.Class != ClassStore || !p.StoreBuf {
+			lat += uint64(p.L1D.Latency)
+		}
+		t.res[h] = memResult{lat: lat, xlat: uint32(p.TLB.Latency), events: EvTLBAccess | EvL1DAccess, ds: DSL1D}
+	}
+	hit := true
+	for h, j := range b.mem[k:] {
+		m := &t.res[k+h]
 		t.access(&ops[j], m)
 		hit = hit && m.events == EvTLBAccess|EvL1DAccess
 	}
@@ -209,7 +244,9 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 	issue := c + b.issueC
 	late := false
 	for _, tm := range b.in {
-		late = late || ready[tm.reg] > c+tm.off
+		if ready[tm.reg] > c+tm.off {
+			late = true
+		}
 	}
 	if !late {
 		for k := range b.outs {
