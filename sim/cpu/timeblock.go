@@ -257,12 +257,8 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 	}
 	t.cycle = issue + 1
 	t.Stats.StallCycles += t.cycle - c - uint64(b.n)
-	if b.branch {
-		var d OpTiming
-		t.branch(&ops[b.n-1], next, &d)
-		if d.Events&EvMispredict != 0 {
-			t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
-		}
+	if b.branch && t.predict(&ops[b.n-1], next) {
+		t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
 	}
 }
 

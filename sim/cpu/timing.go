@@ -461,17 +461,27 @@ func (t *Timing) access(r *Retired, m *memResult) {
 
 // branch runs the predictors for branch r whose successor is at next.
 func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
-	in := r.Info
-	t.Stats.Branches++
-	d.Taken = next != r.PC+uint64(in.Size)
+	d.Taken = next != r.PC+uint64(r.Info.Size)
 	d.Next = next
-	if t.mispredicted(r, in, next, d.Taken) {
-		t.Stats.Mispredicts++
+	if t.predict(r, next) {
 		d.Events |= EvMispredict
 	}
-	if !d.Taken && in.Flags&OpConditional != 0 {
+}
+
+// predict runs the predictors and counts branch r whose successor is at
+// next; it reports a misprediction.
+func (t *Timing) predict(r *Retired, next uint64) bool {
+	in := r.Info
+	t.Stats.Branches++
+	taken := next != r.PC+uint64(in.Size)
+	if !taken && in.Flags&OpConditional != 0 {
 		t.Stats.NotTaken++
 	}
+	if t.mispredicted(r, in, next, taken) {
+		t.Stats.Mispredicts++
+		return true
+	}
+	return false
 }
 
 // mispredicted runs the predictors: a bimodal table for conditional
