@@ -33,9 +33,12 @@ type timingBlock struct {
 	// in lists the registers read before written, each with the static
 	// issue offset of its first reader: if every one is ready by then,
 	// nothing stalls on the entry state and every cycle is C + its
-	// static offset.
-	in    []blockTerm
-	outs  []blockOut
+	// static offset. Packed as offset<<8 | register.
+	in   []uint64
+	outs []blockOut
+	// static lists the registers written with their static ready
+	// offsets (the outs' cOff), packed as offset<<8 | register.
+	static []uint64
 	terms []blockTerm
 	mem   []int8 // indices of the operations with a data access
 }
@@ -126,7 +129,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 			inRegs = append(inRegs, r)
 			k = len(inRegs)
 			inputs[r] = k
-			b.in = append(b.in, blockTerm{reg: r, off: slack})
+			b.in = append(b.in, slack<<8|uint64(r))
 		}
 		e := make(expr, k+1)
 		for x := range e {
@@ -180,6 +183,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 	for _, r := range written {
 		c, ts := terms(regs[uint8(r)])
 		b.outs = append(b.outs, blockOut{reg: uint8(r), cOff: c, first: uint16(len(b.terms)), end: uint16(len(b.terms) + len(ts))})
+		b.static = append(b.static, c<<8|uint64(r))
 		b.terms = append(b.terms, ts...)
 	}
 	ops[i].Info.blk = b
@@ -244,13 +248,13 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 	issue := c + b.issueC
 	late := false
 	for _, tm := range b.in {
-		if ready[tm.reg] > c+tm.off {
+		if ready[uint8(tm)] > c+tm>>8 {
 			late = true
 		}
 	}
 	if !late {
-		for k := range b.outs {
-			ready[b.outs[k].reg] = c + b.outs[k].cOff
+		for _, o := range b.static {
+			ready[uint8(o)] = c + o>>8
 		}
 	} else {
 		t.lateBlock(b, c, &issue)
