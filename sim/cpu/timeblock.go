@@ -39,8 +39,8 @@ type timingBlock struct {
 	// static lists the registers written with their static ready
 	// offsets (the outs' cOff), packed as offset<<8 | register.
 	static []uint64
-	terms []blockTerm
-	mem   []int8 // indices of the operations with a data access
+	terms  []blockTerm
+	mem    []int8 // indices of the operations with a data access
 }
 
 type blockTerm struct {
