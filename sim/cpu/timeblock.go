@@ -33,11 +33,14 @@ type timingBlock struct {
 	// in lists the registers read before written, each with the static
 	// issue offset of its first reader: if every one is ready by then,
 	// nothing stalls on the entry state and every cycle is C + its
-	// static offset.
-	in    []blockTerm
-	outs  []blockOut
-	terms []blockTerm
-	mem   []int8 // indices of the operations with a data access
+	// static offset. Packed as offset<<8 | register.
+	in   []uint64
+	outs []blockOut
+	// static lists the registers written with their static ready
+	// offsets (the outs' cOff), packed as offset<<8 | register.
+	static []uint64
+	terms  []blockTerm
+	mem    []int8 // indices of the operations with a data access
 }
 
 type blockTerm struct {
@@ -126,7 +129,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 			inRegs = append(inRegs, r)
 			k = len(inRegs)
 			inputs[r] = k
-			b.in = append(b.in, blockTerm{reg: r, off: slack})
+			b.in = append(b.in, slack<<8|uint64(r))
 		}
 		e := make(expr, k+1)
 		for x := range e {
@@ -180,6 +183,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 	for _, r := range written {
 		c, ts := terms(regs[uint8(r)])
 		b.outs = append(b.outs, blockOut{reg: uint8(r), cOff: c, first: uint16(len(b.terms)), end: uint16(len(b.terms) + len(ts))})
+		b.static = append(b.static, c<<8|uint64(r))
 		b.terms = append(b.terms, ts...)
 	}
 	ops[i].Info.blk = b
@@ -189,10 +193,45 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 // blockAccesses makes the data accesses of run ops (summarised by b) and
 // reports whether all hit the TLB and the L1D. If not, the results wait
 // in t.res for the operation-by-operation path.
+//
+// An access to the most recently used TLB page and L1D line of its sets
+// (the common case) is made inline, its counts added once per run.
 func (t *Timing) blockAccesses(ops []Retired, b *timingBlock) bool {
-	hit := true
+	tlb, l1 := t.tlb, t.l1
 	for k, j := range b.mem {
-		m := &t.res[k]
+		ea := ops[j].EA
+		if tlb.hitMRU(ea) && l1.hitMRU(ea) {
+			continue
+		}
+		t.countHits(uint64(k))
+		return t.accessRest(ops, b, k)
+	}
+	t.countHits(uint64(len(b.mem)))
+	return true
+}
+
+// countHits counts n accesses made by hitMRU in the TLB and the L1D.
+func (t *Timing) countHits(n uint64) {
+	t.Stats.TLBAccess += n
+	t.Stats.L1DAccess += n
+	t.tlb.Accesses += n
+	t.l1.Accesses += n
+}
+
+// accessRest makes the accesses of run ops from b.mem[k] on in full, the
+// ones before having hit, and reports whether all hit.
+func (t *Timing) accessRest(ops []Retired, b *timingBlock, k int) bool {
+	p := t.P
+	for h, j := range b.mem[:k] {
+		lat := uint64(p.TLB.Latency)
+		if ops[j].Info.Class != ClassStore || !p.StoreBuf {
+			lat += uint64(p.L1D.Latency)
+		}
+		t.res[h] = memResult{lat: lat, xlat: uint32(p.TLB.Latency), events: EvTLBAccess | EvL1DAccess, ds: DSL1D}
+	}
+	hit := true
+	for h, j := range b.mem[k:] {
+		m := &t.res[k+h]
 		t.access(&ops[j], m)
 		hit = hit && m.events == EvTLBAccess|EvL1DAccess
 	}
@@ -209,23 +248,21 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 	issue := c + b.issueC
 	late := false
 	for _, tm := range b.in {
-		late = late || ready[tm.reg] > c+tm.off
+		if ready[uint8(tm)] > c+tm>>8 {
+			late = true
+		}
 	}
 	if !late {
-		for k := range b.outs {
-			ready[b.outs[k].reg] = c + b.outs[k].cOff
+		for _, o := range b.static {
+			ready[uint8(o)] = c + o>>8
 		}
 	} else {
 		t.lateBlock(b, c, &issue)
 	}
 	t.cycle = issue + 1
 	t.Stats.StallCycles += t.cycle - c - uint64(b.n)
-	if b.branch {
-		var d OpTiming
-		t.branch(&ops[b.n-1], next, &d)
-		if d.Events&EvMispredict != 0 {
-			t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
-		}
+	if b.branch && t.predict(&ops[b.n-1], next) {
+		t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
 	}
 }
 

@@ -220,6 +220,20 @@ func (c *cache) access(addr uint64) bool {
 	return false
 }
 
+// hitMRU looks addr up like access (without counting it) if it is the
+// most recently used line of its set, reporting whether it was; if not,
+// nothing changed.
+func (c *cache) hitMRU(addr uint64) bool {
+	line := addr>>c.lineShift + 1
+	if line != c.last {
+		if c.tags[(int(line)&c.setMask)*c.ways] != line {
+			return false
+		}
+		c.last = line
+	}
+	return true
+}
+
 // Data sources in the Neoverse encoding perf decodes.
 const (
 	DSL1D  = 0x0
@@ -272,7 +286,9 @@ type Timing struct {
 	llc, tlb *cache
 	bp       []uint8 // 2-bit counters
 	btb      map[uint64]uint64
-	ras      []uint64
+	ras      [rasSize]uint64 // return stack: a ring, top at ras[rasTop]
+	rasTop   uint8
+	rasN     uint8 // entries held (the oldest is overwritten when full)
 	Stats    TimingStats
 	// NoBlocks times every operation on its own (for tests: the block
 	// summaries must give the same cycles).
@@ -445,17 +461,27 @@ func (t *Timing) access(r *Retired, m *memResult) {
 
 // branch runs the predictors for branch r whose successor is at next.
 func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
-	in := r.Info
-	t.Stats.Branches++
-	d.Taken = next != r.PC+uint64(in.Size)
+	d.Taken = next != r.PC+uint64(r.Info.Size)
 	d.Next = next
-	if t.mispredicted(r, in, next, d.Taken) {
-		t.Stats.Mispredicts++
+	if t.predict(r, next) {
 		d.Events |= EvMispredict
 	}
-	if !d.Taken && in.Flags&OpConditional != 0 {
+}
+
+// predict runs the predictors and counts branch r whose successor is at
+// next; it reports a misprediction.
+func (t *Timing) predict(r *Retired, next uint64) bool {
+	in := r.Info
+	t.Stats.Branches++
+	taken := next != r.PC+uint64(in.Size)
+	if !taken && in.Flags&OpConditional != 0 {
 		t.Stats.NotTaken++
 	}
+	if t.mispredicted(r, in, next, taken) {
+		t.Stats.Mispredicts++
+		return true
+	}
+	return false
 }
 
 // mispredicted runs the predictors: a bimodal table for conditional
@@ -464,9 +490,10 @@ func (t *Timing) mispredicted(r *Retired, in *OpInfo, next uint64, taken bool) b
 	switch {
 	case in.Flags&OpReturn != 0:
 		var want uint64
-		if n := len(t.ras); n > 0 {
-			want = t.ras[n-1]
-			t.ras = t.ras[:n-1]
+		if t.rasN > 0 {
+			want = t.ras[t.rasTop&(rasSize-1)]
+			t.rasTop--
+			t.rasN--
 		}
 		return want != next
 	case in.Flags&OpIndirect != 0:
@@ -493,12 +520,14 @@ func (t *Timing) mispredicted(r *Retired, in *OpInfo, next uint64, taken bool) b
 	return false
 }
 
+// rasSize is the return stack depth (a power of two).
+const rasSize = 16
+
+// push pushes a return address, dropping the oldest when the stack is full.
 func (t *Timing) push(ret uint64) {
-	if len(t.ras) == 16 {
-		copy(t.ras, t.ras[1:])
-		t.ras = t.ras[:15]
-	}
-	t.ras = append(t.ras, ret)
+	t.rasTop++
+	t.ras[t.rasTop&(rasSize-1)] = ret
+	t.rasN = min(t.rasN+1, rasSize)
 }
 
 // Nanos converts cycles to virtual nanoseconds.
