@@ -57,6 +57,7 @@ func (p *CodePage[T]) InvalidateCode(off, n int) {
 		return
 	}
 	c := p.cache
+	c.mem.CodeGen++
 	lo := off - (c.maxLen - 1)
 	if lo < 0 {
 		if prev := c.mem.PageAt(p.Base - PageSize); prev != nil && p.Base >= PageSize {

@@ -311,6 +311,7 @@ func (m *Machine) EnableTiming(p *CPUPreset) error {
 		return fmt.Errorf("the %s core: %w", m.Arch.Name, ErrNoTiming)
 	}
 	m.Timing = NewTiming(p)
+	m.Timing.CodeGen = m.Mem.CodeGen
 	m.Timing.PCShift = uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))
 	m.log = &RetireLog{Ops: make([]Retired, 0, logBatch)}
 	l.SetLog(m.log)
@@ -347,6 +348,7 @@ func (m *Machine) retire(n uint64) {
 	}
 	details := m.times[:len(want)]
 	m.Timing.Run(ops, m.Core.PC(), want, details)
+	m.Timing.CodeGen = m.Mem.CodeGen // what the next batch starts from
 	for _, c := range m.Consumers {
 		c.Retired(m, ops, want, details)
 	}

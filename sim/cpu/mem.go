@@ -137,6 +137,9 @@ type Memory struct {
 	wtlb   [tlbSize]tlbEntry
 	// Fault is set by every failed access.
 	Fault MemFault
+	// CodeGen counts the writes over decoded code (self-modifying code):
+	// the timing model drops its run summaries when it changes.
+	CodeGen uint64
 }
 
 const (

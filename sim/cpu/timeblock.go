@@ -27,6 +27,7 @@ type timingBlock struct {
 	n       int32
 	branch  bool    // the last operation is a branch
 	last    *OpInfo // the last operation's description (validates reuse)
+	gen     uint64  // Memory.CodeGen when summarised: code written since invalidates it
 	lastLat uint64  // its execution latency (at least 1)
 	issueC  uint64  // issue(last) = max(C + issueC, issue terms)
 	issue   []blockTerm
@@ -115,7 +116,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 	if end < 0 {
 		return nil
 	}
-	b := &timingBlock{n: int32(end - i), last: ops[end-1].Info}
+	b := &timingBlock{n: int32(end - i), last: ops[end-1].Info, gen: t.CodeGen}
 	inputs := map[uint8]int{} // live-in register -> input index
 	var inRegs []uint8
 	regs := map[uint8]expr{}

@@ -293,6 +293,12 @@ type Timing struct {
 	// NoBlocks times every operation on its own (for tests: the block
 	// summaries must give the same cycles).
 	NoBlocks bool
+	// CodeGen is the memory's code generation when the batch being timed
+	// began (Memory.CodeGen); summaries made under another are rebuilt.
+	// A write over code that executed earlier in the same batch changes
+	// that operation's description under the log (not modelled: the
+	// batch is timed with the new one).
+	CodeGen uint64
 	// PCShift is log2 of the instruction alignment: the branch predictor
 	// indexes its table by pc>>PCShift (2 for 4-byte instructions; 1 on
 	// s390x, whose instructions start on any halfword).
@@ -328,7 +334,7 @@ func (t *Timing) Run(ops []Retired, next uint64, want []int, out []OpTiming) {
 	for i := 0; i < len(ops); {
 		in := ops[i].Info
 		b := in.blk
-		if b == nil || i+int(b.n) > len(ops) || ops[i+int(b.n)-1].Info != b.last {
+		if b == nil || i+int(b.n) > len(ops) || ops[i+int(b.n)-1].Info != b.last || b.gen != t.CodeGen {
 			if b = t.buildBlock(ops, i); b == nil {
 				nextWant = t.step(ops, i, next, want, out, nextWant, nil)
 				i++
