@@ -8,7 +8,9 @@ import (
 	"os"
 	"testing"
 
+	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/spe"
 )
 
 // Program runs the ELF at path with args b.N times and reports "MIPS"
@@ -66,4 +68,45 @@ func Run(b *testing.B, opt Options, path string, args ...string) {
 		b.ReportMetric(float64(insns)/s/1e6, "MIPS")
 	}
 	b.ReportMetric(float64(insns)/float64(b.N), "insns/op")
+}
+
+// Timing runs the long-running programs of config (intloop, fib,
+// listchase, sort; args gives their arguments) plain, with the timing
+// model on, and also with SPE sampling every 4096 operations: compare the
+// MIPS within one run.
+func Timing(b *testing.B, config string, args map[string][]string) {
+	p, err := cpu.PresetByName("neoverse-n1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"intloop", "fib", "listchase", "sort"} {
+		bin, err := programs.Find(config, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := args[name]
+		b.Run("plain/"+name, func(b *testing.B) { Run(b, Options{}, bin.Path, a...) })
+		b.Run("timed/"+name, func(b *testing.B) { Run(b, Options{Timing: p}, bin.Path, a...) })
+		b.Run("spe4096/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Setup: AttachSPE}, bin.Path, a...) })
+	}
+}
+
+// AttachSPE programs a Neoverse-N1 SPE unit as perf record -c 4096 would.
+func AttachSPE(m *cpu.Machine) error {
+	f := spe.Presets["neoverse-n1"]
+	c, err := spe.ParseEvent("arm_spe/ts_enable=1/", &f)
+	if err != nil {
+		return err
+	}
+	c.Period = 4096
+	u, err := spe.NewUnit(f, 1)
+	if err != nil {
+		return err
+	}
+	d, err := spe.NewDriver(u, c, 128, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
+	if err != nil {
+		return err
+	}
+	spe.NewRecorder(m, u, d)
+	return nil
 }

@@ -9,52 +9,8 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/cpu/timingtest"
 )
-
-// detailRecorder wants every 61st operation in detail and keeps what the
-// model said about it.
-type detailRecorder struct {
-	seen    int
-	details []cpu.OpTiming
-	pcs     []uint64
-}
-
-func (r *detailRecorder) Want(ops []cpu.Retired) []int {
-	var w []int
-	for i := range ops {
-		if (r.seen+i)%61 == 0 {
-			w = append(w, i)
-		}
-	}
-	return w
-}
-
-func (r *detailRecorder) Retired(m *cpu.Machine, ops []cpu.Retired, want []int, d []cpu.OpTiming) {
-	for k, i := range want {
-		r.pcs = append(r.pcs, ops[i].PC)
-		r.details = append(r.details, d[k])
-	}
-	r.seen += len(ops)
-}
-
-func timedRun(t *testing.T, b programs.Binary, preset string, noBlocks, detail bool) (cpu.TimingStats, *detailRecorder, string) {
-	p, err := cpu.PresetByName(preset)
-	require.NoError(t, err)
-	var out bytes.Buffer
-	m, err := cpu.Load(b.Path, cpu.Config{Args: append([]string{b.Path}, b.Args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
-	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
-	m.Timing.NoBlocks = noBlocks
-	rec := &detailRecorder{}
-	if detail {
-		m.Consumers = append(m.Consumers, rec)
-	}
-	exit, err := m.Run()
-	require.NoError(t, err)
-	require.Nil(t, exit.Fault)
-	require.Equal(t, m.Insns, m.Timing.Stats.Insns, "every retired instruction is timed")
-	return m.Timing.Stats, rec, out.String()
-}
 
 // TestBlockTimingExact: timing straight-line runs of 2-, 4- and 6-byte
 // instructions from their summaries gives exactly the cycles, statistics
@@ -63,20 +19,7 @@ func timedRun(t *testing.T, b programs.Binary, preset string, noBlocks, detail b
 // run prints.
 func TestBlockTimingExact(t *testing.T) {
 	for _, b := range append(programs.Binaries("s390x"), programs.GlibcBinaries("s390x")...) {
-		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
-			for _, preset := range []string{"neoverse-n1", "slow-memory"} {
-				ref, refRec, refOut := timedRun(t, b, preset, true, true)
-				got, gotRec, gotOut := timedRun(t, b, preset, false, true)
-				require.Equal(t, ref, got, "%s: statistics", preset)
-				require.Equal(t, refRec.pcs, gotRec.pcs)
-				require.Equal(t, refRec.details, gotRec.details, "%s: details", preset)
-				require.Equal(t, refOut, gotOut)
-				plain, _, _ := timedRun(t, b, preset, false, false)
-				require.Equal(t, ref, plain, "%s: statistics without detail requests", preset)
-				require.NotZero(t, ref.L1DAccess)
-				require.NotZero(t, ref.Branches)
-			}
-		})
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) { timingtest.CheckExact(t, b.Path, b.Args) })
 	}
 }
 

@@ -1,0 +1,83 @@
+// Package timingtest holds the timing-model checks both cores' tests run:
+// timing straight-line runs from their summaries must give exactly what
+// timing every operation on its own gives.
+package timingtest
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/sim/cpu"
+)
+
+// DetailRecorder wants every 61st operation in detail and keeps what the
+// model said about it.
+type DetailRecorder struct {
+	seen    int
+	Details []cpu.OpTiming
+	PCs     []uint64
+}
+
+func (r *DetailRecorder) Want(ops []cpu.Retired) []int {
+	var w []int
+	for i := range ops {
+		if (r.seen+i)%61 == 0 {
+			w = append(w, i)
+		}
+	}
+	return w
+}
+
+func (r *DetailRecorder) Retired(_ *cpu.Machine, ops []cpu.Retired, want []int, d []cpu.OpTiming) {
+	for k, i := range want {
+		r.PCs = append(r.PCs, ops[i].PC)
+		r.Details = append(r.Details, d[k])
+	}
+	r.seen += len(ops)
+}
+
+// Run runs the program at path timed with preset, with the block
+// summaries off (noBlocks) or on, and with a DetailRecorder if detail; it
+// returns the statistics, the recorder and what the program printed.
+func Run(t *testing.T, path string, args []string, preset string, noBlocks, detail bool) (cpu.TimingStats, *DetailRecorder, string) {
+	t.Helper()
+	p, err := cpu.PresetByName(preset)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	m, err := cpu.Load(path, cpu.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
+	require.NoError(t, err)
+	require.NoError(t, m.EnableTiming(p))
+	m.Timing.NoBlocks = noBlocks
+	rec := &DetailRecorder{}
+	if detail {
+		m.Consumers = append(m.Consumers, rec)
+	}
+	exit, err := m.Run()
+	require.NoError(t, err)
+	require.Nil(t, exit.Fault)
+	require.Equal(t, m.Insns, m.Timing.Stats.Insns, "every retired instruction is timed")
+	return m.Timing.Stats, rec, out.String()
+}
+
+// CheckExact runs the program with and without block summaries, with and
+// without detail requests (which force the slow path around the wanted
+// operations), on a fast and a slow-memory preset: the cycles,
+// statistics, per-operation details and output must be the same.
+func CheckExact(t *testing.T, path string, args []string) {
+	t.Helper()
+	for _, preset := range []string{"neoverse-n1", "slow-memory"} {
+		ref, refRec, refOut := Run(t, path, args, preset, true, true)
+		got, gotRec, gotOut := Run(t, path, args, preset, false, true)
+		require.Equal(t, ref, got, "%s: statistics", preset)
+		require.Equal(t, refRec.PCs, gotRec.PCs)
+		require.Equal(t, refRec.Details, gotRec.Details, "%s: details", preset)
+		require.Equal(t, refOut, gotOut)
+		plain, _, _ := Run(t, path, args, preset, false, false)
+		require.Equal(t, ref, plain, "%s: statistics without detail requests", preset)
+		require.NotZero(t, ref.L1DAccess)
+		require.NotZero(t, ref.Branches)
+	}
+}
