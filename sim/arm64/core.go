@@ -143,7 +143,7 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	*info = describe(in)
-	if info.Access != 0 || info.Flags&cpu.OpConditional != 0 || info.Class == cpu.ClassBranch && info.Flags&(cpu.OpLink|cpu.OpIndirect) != 0 {
+	if info.LogsEA() {
 		c.needEA[in.op] = true
 	}
 	return info

@@ -90,6 +90,16 @@ func (o *OpInfo) AddDst(r uint8) {
 	}
 }
 
+// LogsEA reports whether the log entry of an operation so described
+// carries a dynamic value in Retired.EA: loads and stores, conditional
+// non-branch operations, calls and indirect branches.
+func (o *OpInfo) LogsEA() bool {
+	if o.Class == ClassBranch {
+		return o.Flags&(OpLink|OpIndirect) != 0
+	}
+	return o.Access != 0 || o.Flags&OpConditional != 0
+}
+
 // SrcReg and DstReg return register i.
 func (o *OpInfo) SrcReg(i int) uint8 { return uint8(o.Src >> (8 * i)) }
 func (o *OpInfo) DstReg(i int) uint8 { return uint8(o.Dst >> (8 * i)) }

@@ -110,3 +110,16 @@ func AttachSPE(m *cpu.Machine) error {
 	spe.NewRecorder(m, u, d)
 	return nil
 }
+
+// Programs runs every bundled program of arch, freestanding and glibc,
+// one sub-benchmark each; long gives the arguments of the programs that
+// get long runs (the register-only and call-heavy figures).
+func Programs(b *testing.B, arch string, long map[string][]string) {
+	for _, bin := range append(programs.Binaries(arch), programs.GlibcBinaries(arch)...) {
+		args := bin.Args
+		if a, ok := long[bin.Name]; ok {
+			args = a
+		}
+		b.Run(bin.Config.Name+"/"+bin.Name, func(b *testing.B) { Program(b, bin.Path, args...) })
+	}
+}

@@ -138,19 +138,10 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	*info = describe(in)
-	if needsEA(info) {
+	if info.LogsEA() {
 		c.needEA[in.op] = true
 	}
 	return info
-}
-
-// needsEA reports whether the log entry of an operation so described
-// carries a dynamic value (see dynamicEA).
-func needsEA(info *cpu.OpInfo) bool {
-	if info.Class == cpu.ClassBranch {
-		return info.Flags&(cpu.OpLink|cpu.OpIndirect) != 0
-	}
-	return info.Access != 0 || info.Flags&cpu.OpConditional != 0
 }
 
 // exKey names an executed target: the ex's address and the target as
@@ -183,7 +174,7 @@ func (c *Core) logExecuted(log []cpu.Retired, n uint64, in *inst, pc uint64) {
 	}
 	info := c.exInfo(in, pc)
 	var ea uint64
-	if needsEA(info) {
+	if info.LogsEA() {
 		ea = c.dynamicEA(in, info, pc)
 	}
 	log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}

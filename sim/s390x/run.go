@@ -23,6 +23,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	base := ^uint64(0) // forces a page lookup
 	var n uint64
 	var in *inst
+	var slot uint64
 	for n < budget {
 		if pc-base >= cpu.PageSize {
 			p, stop := c.enterPage(pc)
@@ -41,9 +42,10 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				goto dispatch
 			}
 		}
-		in = &page.Slots[((pc-base)>>1)&(cpu.PageSize/2-1)]
+		slot = ((pc - base) >> 1) & (cpu.PageSize/2 - 1)
+		in = &page.Slots[slot]
 		if log != nil && in.op != opNone {
-			info := &page.Infos[((pc-base)>>1)&(cpu.PageSize/2-1)]
+			info := &page.Infos[slot]
 			var ea uint64
 			if c.needEA[in.op] {
 				ea = c.dynamicEA(in, info, pc)
