@@ -1,6 +1,6 @@
 package cpu
 
-import "sort"
+import "slices"
 
 // Block timing. The in-order model is max-plus linear: every issue and
 // ready cycle inside a straight-line run of operations is the maximum of
@@ -57,33 +57,84 @@ type blockOut struct {
 	first, end uint16
 }
 
-// expr is a max-plus expression during summarising: offsets by input,
-// input 0 being C and input k the k-th register read before written; -1 = absent.
-type expr []int64
+// maxInputs bounds the registers a summarised run reads before writing
+// (a run with more is timed operation by operation).
+const maxInputs = 48
 
-func (e expr) maxWith(f expr) expr {
-	out := make(expr, max(len(e), len(f)))
-	for i := range out {
-		out[i] = -1
-		if i < len(e) {
-			out[i] = e[i]
-		}
-		if i < len(f) && f[i] > out[i] {
-			out[i] = f[i]
-		}
-	}
-	return out
+// expr is a max-plus expression during summarising: v[0] is the offset
+// from C, v[k] the offset from the ready cycle of the k-th register read
+// before written; -1 (and every index from n on) is absent.
+type expr struct {
+	v [maxInputs + 1]int64
+	n int
 }
 
-func (e expr) plus(k int64) expr {
-	out := make(expr, len(e))
-	for i, v := range e {
-		out[i] = -1
-		if v >= 0 {
-			out[i] = v + k
+// raise makes input k at least off.
+func (e *expr) raise(k int, off int64) {
+	for e.n <= k {
+		e.v[e.n] = -1
+		e.n++
+	}
+	e.v[k] = max(e.v[k], off)
+}
+
+// set makes e a copy of f.
+func (e *expr) set(f *expr) {
+	e.n = f.n
+	copy(e.v[:f.n], f.v[:f.n])
+}
+
+// maxWith makes e the maximum of e and f.
+func (e *expr) maxWith(f *expr) {
+	for k := 0; k < f.n; k++ {
+		if f.v[k] >= 0 {
+			e.raise(k, f.v[k])
 		}
 	}
-	return out
+}
+
+// plus sets e to f plus k.
+func (e *expr) plus(f *expr, k int64) {
+	e.n = f.n
+	for i, v := range f.v[:f.n] {
+		e.v[i] = -1
+		if v >= 0 {
+			e.v[i] = v + k
+		}
+	}
+}
+
+// summariser is the reused working state of buildBlock.
+type summariser struct {
+	exprs   [3*maxBlock + 1]expr // the issue, ready and next-cycle expressions of each operation
+	used    int
+	regExpr [256]int16 // register -> 1 + index in exprs of its ready expression (0: not written)
+	inputOf [256]uint8 // register -> its input index (0: not read before written)
+	inRegs  []uint8    // the inputs' registers, by index-1
+	written []uint8
+	// the summary's lists while they grow (copied out at the end)
+	in, static []uint64
+	outs       []blockOut
+	terms      []blockTerm
+	mem        []int8
+}
+
+func (s *summariser) alloc() *expr {
+	e := &s.exprs[s.used]
+	s.used++
+	return e
+}
+
+// reset clears what the last summary left.
+func (s *summariser) reset() {
+	for _, r := range s.inRegs {
+		s.inputOf[r] = 0
+	}
+	for _, r := range s.written {
+		s.regExpr[r] = 0
+	}
+	s.inRegs, s.written, s.used = s.inRegs[:0], s.written[:0], 0
+	s.in, s.static, s.outs, s.terms, s.mem = s.in[:0], s.static[:0], s.outs[:0], s.terms[:0], s.mem[:0]
 }
 
 // staticLat is an operation's latency when its access hits the TLB and
@@ -117,76 +168,77 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 		return nil
 	}
 	b := &timingBlock{n: int32(end - i), last: ops[end-1].Info, gen: t.CodeGen}
-	inputs := map[uint8]int{} // live-in register -> input index
-	var inRegs []uint8
-	regs := map[uint8]expr{}
-	var slack uint64 // static issue offset of the operation being summarised
-	read := func(r uint8) expr {
-		if e, ok := regs[r]; ok {
-			return e
-		}
-		k, ok := inputs[r]
-		if !ok {
-			inRegs = append(inRegs, r)
-			k = len(inRegs)
-			inputs[r] = k
-			b.in = append(b.in, slack<<8|uint64(r))
-		}
-		e := make(expr, k+1)
-		for x := range e {
-			e[x] = -1
-		}
-		e[k] = 0
-		return e
-	}
-	cycle := expr{0}
-	var issue expr
+	sm := t.sum
+	sm.reset()
+	cycle := sm.alloc()
+	cycle.v[0], cycle.n = 0, 1
+	var issue *expr
 	for j := i; j < end; j++ {
 		in := ops[j].Info
-		issue = cycle
-		slack = uint64(cycle[0])
-		for s := 0; s < 4; s++ {
-			if r := in.SrcReg(s); r != RegNone {
-				issue = issue.maxWith(read(r))
+		issue = sm.alloc()
+		issue.set(cycle)
+		slack := uint64(cycle.v[0])
+		for k := 0; k < 4; k++ {
+			r := in.SrcReg(k)
+			if r == RegNone {
+				continue
 			}
+			if x := sm.regExpr[r]; x != 0 {
+				issue.maxWith(&sm.exprs[x-1])
+				continue
+			}
+			if sm.inputOf[r] == 0 {
+				if len(sm.inRegs) == maxInputs {
+					return nil
+				}
+				sm.inRegs = append(sm.inRegs, r)
+				sm.inputOf[r] = uint8(len(sm.inRegs))
+				sm.in = append(sm.in, slack<<8|uint64(r))
+			}
+			issue.raise(int(sm.inputOf[r]), 0)
 		}
 		lat := t.staticLat(in)
-		done := issue.plus(int64(lat))
+		done := sm.alloc()
+		done.plus(issue, int64(lat))
 		for d := 0; d < 3; d++ {
 			if r := in.DstReg(d); r != regSink {
-				regs[r] = done
+				if sm.regExpr[r] == 0 {
+					sm.written = append(sm.written, r)
+				}
+				sm.regExpr[r] = int16(sm.used) // done is the last allocated
 			}
 		}
-		cycle = issue.plus(1)
+		cycle = sm.alloc()
+		cycle.plus(issue, 1)
 		if in.Access != 0 {
-			b.mem = append(b.mem, int8(j-i))
+			sm.mem = append(sm.mem, int8(j-i))
 		}
 		if j == end-1 {
 			b.lastLat = lat
 			b.branch = in.Class == ClassBranch
 		}
 	}
-	terms := func(e expr) (cOff uint64, ts []blockTerm) {
-		cOff = uint64(e[0]) // every expression holds C: cycles only grow from it
-		for k := 1; k < len(e); k++ {
-			if e[k] >= 0 {
-				ts = append(ts, blockTerm{reg: inRegs[k-1], off: uint64(e[k])})
+	// terms appends e's register terms to sm.terms, returning its C offset.
+	terms := func(e *expr) uint64 {
+		for k := 1; k < e.n; k++ {
+			if e.v[k] >= 0 {
+				sm.terms = append(sm.terms, blockTerm{reg: sm.inRegs[k-1], off: uint64(e.v[k])})
 			}
 		}
-		return cOff, ts
+		return uint64(e.v[0]) // every expression holds C: cycles only grow from it
 	}
-	b.issueC, b.issue = terms(issue)
-	var written []int
-	for r := range regs {
-		written = append(written, int(r))
+	b.issueC = terms(issue)
+	b.issue = slices.Clone(sm.terms)
+	sm.terms = sm.terms[:0]
+	slices.Sort(sm.written)
+	for _, r := range sm.written {
+		first := len(sm.terms)
+		c := terms(&sm.exprs[sm.regExpr[r]-1])
+		sm.outs = append(sm.outs, blockOut{reg: r, cOff: c, first: uint16(first), end: uint16(len(sm.terms))})
+		sm.static = append(sm.static, c<<8|uint64(r))
 	}
-	sort.Ints(written)
-	for _, r := range written {
-		c, ts := terms(regs[uint8(r)])
-		b.outs = append(b.outs, blockOut{reg: uint8(r), cOff: c, first: uint16(len(b.terms)), end: uint16(len(b.terms) + len(ts))})
-		b.static = append(b.static, c<<8|uint64(r))
-		b.terms = append(b.terms, ts...)
-	}
+	b.in, b.static, b.outs = slices.Clone(sm.in), slices.Clone(sm.static), slices.Clone(sm.outs)
+	b.terms, b.mem = slices.Clone(sm.terms), slices.Clone(sm.mem)
 	ops[i].Info.blk = b
 	return b
 }

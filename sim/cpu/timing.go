@@ -317,12 +317,13 @@ type Timing struct {
 	res           [maxBlock]memResult // a run's accesses, made before its timing
 	nres, resNext int
 	outVals       [256]uint64
+	sum           *summariser // buildBlock's working state
 }
 
 // NewTiming returns a cold model of preset p.
 func NewTiming(p *CPUPreset) *Timing {
 	return &Timing{P: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newCache(p.TLB),
-		bp: make([]uint8, 1<<p.BPBits), btb: map[uint64]uint64{}, PCShift: 2}
+		bp: make([]uint8, 1<<p.BPBits), btb: map[uint64]uint64{}, PCShift: 2, sum: &summariser{}}
 }
 
 // Cycle is the current cycle (the dispatch cycle of the next operation).
