@@ -3,6 +3,7 @@ package sframe
 import (
 	"debug/elf"
 	"fmt"
+	"math"
 	"sort"
 
 	"simrun/sim/unwind/abi"
@@ -113,6 +114,7 @@ type xlate struct {
 	rows     []row
 	cur      *row
 	remember []row
+	inCIE    bool // translating the CIE's initial instructions
 }
 
 func (x *xlate) last() *row {
@@ -167,7 +169,11 @@ func (x *xlate) run(cieInsns, insns []cfi.Insn) (FDE, string) {
 	if ra := x.fde.CIE.RAColumn; ra != a.RA {
 		return FDE{}, fmt.Sprintf("non-default RA register %d", ra)
 	}
-	for _, list := range [][]cfi.Insn{cieInsns, insns} {
+	if x.fde.PCRange > math.MaxUint32 {
+		return FDE{}, fmt.Sprintf("function of %#x bytes: larger than an SFrame FDE can describe", x.fde.PCRange)
+	}
+	for k, list := range [][]cfi.Insn{cieInsns, insns} {
+		x.inCIE = k == 0
 		for i := range list {
 			if msg := x.insn(&list[i]); msg != "" {
 				return FDE{}, msg
@@ -235,6 +241,20 @@ func (x *xlate) insn(in *cfi.Insn) string {
 		}
 		if in.Off == 0 && in.Op != cfi.DW_CFA_set_loc {
 			return "" // gas emits no advance for a zero delta
+		}
+		// What gas never writes, but a corrupt .eh_frame may hold (the
+		// FREs would be out of order or out of reach).
+		cur := x.fde.PCBegin
+		if x.cur != nil {
+			cur = x.cur.pc
+		}
+		switch {
+		case x.inCIE:
+			return "location change in the CIE's initial instructions"
+		case pc < cur:
+			return fmt.Sprintf("%s moves the location back from %#x to %#x", in.Op, cur, pc)
+		case pc-x.fde.PCBegin > math.MaxUint32:
+			return fmt.Sprintf("%s moves the location %#x bytes past the function start", in.Op, pc-x.fde.PCBegin)
 		}
 		switch {
 		case x.cur == nil:
