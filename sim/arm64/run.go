@@ -39,7 +39,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			off = pc - base
 		}
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
-		if log != nil && in.op != opNone {
+		if log != nil { // an undecoded slot's entry is written again once it is decoded
 			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
 			var ea uint64
 			if c.needEA[in.op] {

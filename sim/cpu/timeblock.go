@@ -42,6 +42,10 @@ type timingBlock struct {
 	static []uint64
 	terms  []blockTerm
 	mem    []int8 // indices of the operations with a data access
+	// again: timed right after itself from its summary (a loop), the
+	// run finds every register it writes ready in time, so nothing it
+	// reads can be late.
+	again bool
 }
 
 type blockTerm struct {
@@ -237,6 +241,12 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 		sm.outs = append(sm.outs, blockOut{reg: r, cOff: c, first: uint16(first), end: uint16(len(sm.terms))})
 		sm.static = append(sm.static, c<<8|uint64(r))
 	}
+	b.again = true
+	for _, tm := range sm.in {
+		if x := sm.regExpr[uint8(tm)]; x != 0 && uint64(sm.exprs[x-1].v[0]) > b.issueC+1+tm>>8 {
+			b.again = false
+		}
+	}
 	b.in, b.static, b.outs = slices.Clone(sm.in), slices.Clone(sm.static), slices.Clone(sm.outs)
 	b.terms, b.mem = slices.Clone(sm.terms), slices.Clone(sm.mem)
 	ops[i].Info.blk = b
@@ -295,27 +305,50 @@ func (t *Timing) accessRest(ops []Retired, b *timingBlock, k int) bool {
 }
 
 // runBlock times run ops from its summary b; next is the pc after it.
+//
+// A run timed right after itself without a misprediction (a loop body)
+// with b.again needs no look at the registers: its writes from the last
+// time are left pending (t.pend, entered at t.pendC) and made when
+// anything else is timed (flush).
 func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
-	ready := &t.ready
 	c := t.cycle
 	issue := c + b.issueC
-	late := false
-	for _, tm := range b.in {
-		if ready[uint8(tm)] > c+tm>>8 {
-			late = true
+	if t.pend != b || c != t.pendC+b.issueC+1 {
+		t.flush()
+		ready := &t.ready
+		late := false
+		for _, tm := range b.in {
+			if ready[uint8(tm)] > c+tm>>8 {
+				late = true
+			}
+		}
+		switch {
+		case late:
+			t.lateBlock(b, c, &issue)
+		case b.again:
+			t.pend = b
+		default:
+			for _, o := range b.static {
+				ready[uint8(o)] = c + o>>8
+			}
 		}
 	}
-	if !late {
-		for _, o := range b.static {
-			ready[uint8(o)] = c + o>>8
-		}
-	} else {
-		t.lateBlock(b, c, &issue)
-	}
+	t.pendC = c
 	t.cycle = issue + 1
 	t.Stats.StallCycles += t.cycle - c - uint64(b.n)
 	if b.branch && t.predict(&ops[b.n-1], next) {
 		t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
+	}
+}
+
+// flush makes the pending writes of a run timed by runBlock.
+func (t *Timing) flush() {
+	if b := t.pend; b != nil {
+		c := t.pendC
+		for _, o := range b.static {
+			t.ready[uint8(o)] = c + o>>8
+		}
+		t.pend = nil
 	}
 }
 

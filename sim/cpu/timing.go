@@ -317,7 +317,9 @@ type Timing struct {
 	res           [maxBlock]memResult // a run's accesses, made before its timing
 	nres, resNext int
 	outVals       [256]uint64
-	sum           *summariser // buildBlock's working state
+	sum           *summariser  // buildBlock's working state
+	pend          *timingBlock // a run whose register writes are pending (runBlock)
+	pendC         uint64       // its entry cycle
 }
 
 // NewTiming returns a cold model of preset p.
@@ -376,6 +378,7 @@ func (t *Timing) Run(ops []Retired, next uint64, want []int, out []OpTiming) {
 		}
 		i += n
 	}
+	t.flush()
 	t.Stats.Insns += uint64(len(ops))
 	t.Stats.Cycles = t.cycle
 }
@@ -384,6 +387,7 @@ func (t *Timing) Run(ops []Retired, next uint64, want []int, out []OpTiming) {
 // its memory access, already made. The details of a wanted operation go
 // to out. It returns the next wanted index.
 func (t *Timing) step(ops []Retired, i int, next uint64, want []int, out []OpTiming, nextWant int, pre *memResult) int {
+	t.flush()
 	r := &ops[i]
 	in := r.Info
 	dispatch := t.cycle

@@ -44,7 +44,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		}
 		slot = ((pc - base) >> 1) & (cpu.PageSize/2 - 1)
 		in = &page.Slots[slot]
-		if log != nil && in.op != opNone {
+		if log != nil { // an undecoded slot's entry is written again once it is decoded
 			info := &page.Infos[slot]
 			var ea uint64
 			if c.needEA[in.op] {
