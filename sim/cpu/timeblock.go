@@ -306,34 +306,29 @@ func (t *Timing) accessRest(ops []Retired, b *timingBlock, k int) bool {
 
 // runBlock times run ops from its summary b; next is the pc after it.
 //
-// A run timed right after itself without a misprediction (a loop body)
-// with b.again needs no look at the registers: its writes from the last
-// time are left pending (t.pend, entered at t.pendC) and made when
-// anything else is timed (flush).
+// The register writes of a run that was not late are left pending
+// (t.pend, entered at t.pendC) until anything else is timed (flush), so a
+// loop body with b.again timed right after itself without a misprediction
+// needs no look at the registers at all.
 func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 	c := t.cycle
 	issue := c + b.issueC
-	if t.pend != b || c != t.pendC+b.issueC+1 {
+	if t.pend == b && b.again && c == t.pendC+b.issueC+1 {
+		t.pendC = c
+	} else {
 		t.flush()
-		ready := &t.ready
 		late := false
 		for _, tm := range b.in {
-			if ready[uint8(tm)] > c+tm>>8 {
+			if t.ready[uint8(tm)] > c+tm>>8 {
 				late = true
 			}
 		}
-		switch {
-		case late:
+		if late {
 			t.lateBlock(b, c, &issue)
-		case b.again:
-			t.pend = b
-		default:
-			for _, o := range b.static {
-				ready[uint8(o)] = c + o>>8
-			}
+		} else {
+			t.pend, t.pendC = b, c
 		}
 	}
-	t.pendC = c
 	t.cycle = issue + 1
 	t.Stats.StallCycles += t.cycle - c - uint64(b.n)
 	if b.branch && t.predict(&ops[b.n-1], next) {

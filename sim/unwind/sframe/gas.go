@@ -230,24 +230,19 @@ func (x *xlate) insn(in *cfi.Insn) string {
 	switch in.Op {
 	case cfi.DW_CFA_advance_loc, cfi.DW_CFA_advance_loc1, cfi.DW_CFA_advance_loc2,
 		cfi.DW_CFA_advance_loc4, cfi.DW_CFA_MIPS_advance_loc8, cfi.DW_CFA_set_loc:
-		pc := x.fde.PCBegin
+		cur := x.fde.PCBegin
 		if x.cur != nil {
-			pc = x.cur.pc
+			cur = x.cur.pc
 		}
+		pc := cur + uint64(in.Off)
 		if in.Op == cfi.DW_CFA_set_loc {
 			pc = in.Addr
-		} else {
-			pc += uint64(in.Off)
 		}
 		if in.Off == 0 && in.Op != cfi.DW_CFA_set_loc {
 			return "" // gas emits no advance for a zero delta
 		}
 		// What gas never writes, but a corrupt .eh_frame may hold (the
 		// FREs would be out of order or out of reach).
-		cur := x.fde.PCBegin
-		if x.cur != nil {
-			cur = x.cur.pc
-		}
 		switch {
 		case x.inCIE:
 			return "location change in the CIE's initial instructions"
