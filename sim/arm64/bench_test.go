@@ -22,3 +22,9 @@ var longRuns = map[string][]string{"intloop": {"3000000"}, "fib": {"27"}}
 func BenchmarkTiming(b *testing.B) {
 	runbench.Timing(b, "aarch64-O2", longRuns)
 }
+
+// BenchmarkModel times the logged operations of the long runs with the
+// timing model alone (ns per operation).
+func BenchmarkModel(b *testing.B) {
+	runbench.Models(b, "aarch64-O2", longRuns)
+}

@@ -123,3 +123,82 @@ func Programs(b *testing.B, arch string, long map[string][]string) {
 		b.Run(bin.Config.Name+"/"+bin.Name, func(b *testing.B) { Program(b, bin.Path, args...) })
 	}
 }
+
+// Model measures the timing model alone: it logs the program's retired
+// operations once, then times that log with a fresh, cold model per
+// iteration (every summary is rebuilt) and reports nanoseconds per
+// timed operation.
+func Model(b *testing.B, path string, args ...string) {
+	b.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := cpu.PresetByName("neoverse-n1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out bytes.Buffer
+	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: &out})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.EnableTiming(p); err != nil {
+		b.Fatal(err)
+	}
+	rec := &logRecorder{}
+	m.Consumers = append(m.Consumers, rec)
+	if _, err := m.Run(); err != nil {
+		b.Fatal(err)
+	}
+	shift := m.Timing.PCShift
+	gen := m.Mem.CodeGen
+	var insns uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		t := cpu.NewTiming(p)
+		t.PCShift = shift
+		gen++ // a code generation no summary was made under: all cold
+		t.CodeGen = gen
+		b.StartTimer()
+		for k, ops := range rec.batches {
+			t.Run(ops, rec.next[k], nil, nil)
+		}
+		insns += t.Stats.Insns
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(insns), "ns/op-timed")
+}
+
+// logRecorder keeps a copy of the batches of retired operations (the
+// first maxLogged operations).
+type logRecorder struct {
+	batches [][]cpu.Retired
+	next    []uint64
+	n       int
+}
+
+const maxLogged = 1 << 24
+
+func (r *logRecorder) Want([]cpu.Retired) []int { return nil }
+
+func (r *logRecorder) Retired(m *cpu.Machine, ops []cpu.Retired, _ []int, _ []cpu.OpTiming) {
+	if r.n += len(ops); r.n > maxLogged {
+		return
+	}
+	r.batches = append(r.batches, append([]cpu.Retired(nil), ops...))
+	r.next = append(r.next, m.Core.PC())
+}
+
+// Models runs Model on the long-running programs of config.
+func Models(b *testing.B, config string, args map[string][]string) {
+	for _, name := range []string{"intloop", "fib", "listchase", "sort"} {
+		bin, err := programs.Find(config, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := args[name]
+		b.Run(name, func(b *testing.B) { Model(b, bin.Path, a...) })
+	}
+}

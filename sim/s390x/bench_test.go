@@ -22,3 +22,9 @@ var longRuns = map[string][]string{"intloop": {"3000000"}, "fib": {"30"}}
 func BenchmarkTiming(b *testing.B) {
 	runbench.Timing(b, "s390x-O2", longRuns)
 }
+
+// BenchmarkModel times the logged operations of the long runs with the
+// timing model alone (ns per operation).
+func BenchmarkModel(b *testing.B) {
+	runbench.Models(b, "s390x-O2", longRuns)
+}
