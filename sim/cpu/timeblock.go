@@ -40,6 +40,11 @@ type timingBlock struct {
 	// static lists the registers written with their static ready
 	// offsets (the outs' cOff), packed as offset<<8 | register.
 	static []uint64
+	// tail is the part of static later than the cycle after the last
+	// issue (the earliest the next operation dispatches), maxOff the
+	// latest of all: the rest is ready by the time anything reads it.
+	tail   []uint64
+	maxOff uint64
 	terms  []blockTerm
 	mem    []int8 // indices of the operations with a data access
 	// again: timed right after itself from its summary (a loop), the
@@ -248,6 +253,12 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 		}
 	}
 	b.in, b.static, b.outs = slices.Clone(sm.in), slices.Clone(sm.static), slices.Clone(sm.outs)
+	for _, o := range b.static {
+		if o>>8 > b.issueC+1 {
+			b.tail = append(b.tail, o)
+		}
+		b.maxOff = max(b.maxOff, o>>8)
+	}
 	b.terms, b.mem = slices.Clone(sm.terms), slices.Clone(sm.mem)
 	ops[i].Info.blk = b
 	return b
@@ -318,9 +329,11 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 	} else {
 		t.flush()
 		late := false
-		for _, tm := range b.in {
-			if t.ready[uint8(tm)] > c+tm>>8 {
-				late = true
+		if len(b.in) > 0 && t.horizon > c+b.in[0]>>8 { // in is by offset: in[0] is the first read
+			for _, tm := range b.in {
+				if t.ready[uint8(tm)] > c+tm>>8 {
+					late = true
+				}
 			}
 		}
 		if late {
@@ -337,12 +350,22 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 }
 
 // flush makes the pending writes of a run timed by runBlock.
+//
+// A ready cycle no later than the current cycle means "ready": nothing
+// timed from now on dispatches earlier, so it reads the same as any
+// other such value. When no register is ready later than now (the
+// horizon), the writes of such values are skipped.
 func (t *Timing) flush() {
 	if b := t.pend; b != nil {
 		c := t.pendC
-		for _, o := range b.static {
+		list := b.static
+		if t.horizon <= t.cycle {
+			list = b.tail // the cycle is past c + issueC: the rest is ready
+		}
+		for _, o := range list {
 			t.ready[uint8(o)] = c + o>>8
 		}
+		t.horizon = max(t.horizon, c+b.maxOff)
 		t.pend = nil
 	}
 }
@@ -366,6 +389,7 @@ func (t *Timing) lateBlock(b *timingBlock, c uint64, issueOut *uint64) {
 	}
 	for k := range b.outs {
 		ready[b.outs[k].reg] = vals[k]
+		t.horizon = max(t.horizon, vals[k])
 	}
 	*issueOut = issue
 }

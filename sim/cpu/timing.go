@@ -320,6 +320,7 @@ type Timing struct {
 	sum           *summariser  // buildBlock's working state
 	pend          *timingBlock // a run whose register writes are pending (runBlock)
 	pendC         uint64       // its entry cycle
+	horizon       uint64       // no register is ready later (see flush)
 }
 
 // NewTiming returns a cold model of preset p.
@@ -412,6 +413,7 @@ func (t *Timing) step(ops []Retired, i int, next uint64, want []int, out []OpTim
 	}
 	done := issue + max(lat, 1)
 	ready[uint8(in.Dst)], ready[uint8(in.Dst>>8)], ready[uint8(in.Dst>>16)] = done, done, done
+	t.horizon = max(t.horizon, done)
 	t.Stats.StallCycles += issue - dispatch
 	t.cycle = issue + 1
 	if d.Events&EvMispredict != 0 {
