@@ -2,6 +2,10 @@ package s390x_test
 
 import (
 	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +14,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/cpu/timingtest"
+	"simrun/sim/elftest"
 )
 
 // TestBlockTimingExact: timing straight-line runs of 2-, 4- and 6-byte
@@ -66,4 +71,33 @@ func TestLogAgreesWithNextOp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBlockTimingExecute: an EXECUTE whose target changes between runs
+// (here its register fields: la 1,0(2) on odd passes, la 3,0(4) on even
+// ones) is not timed from a summary made with the other target. (Such a
+// target retires as an operation of its own at the EXECUTE's address, so
+// the run ends at the EXECUTE; the targets that retire with it differ only
+// in their length byte.)
+func TestBlockTimingExecute(t *testing.T) {
+	code := []byte{
+		0xa7, 0x69, 0x00, 0x64, // lghi %r6,100
+		0xa7, 0x59, 0x00, 0x12, // lghi %r5,0x12
+		0xc0, 0x80, 0x00, 0x00, 0x00, 0x11, // larl %r8,target
+		0xb9, 0x0c, 0x00, 0x22, // loop: msgr %r2,%r2 (la 1,0(2) waits for it)
+		0x44, 0x50, 0x80, 0x00, // ex %r5,0(%r8)
+		0xb9, 0x08, 0x00, 0x71, // agr %r7,%r1
+		0xc0, 0x57, 0x00, 0x00, 0x00, 0x26, // xilf %r5,0x26 (0x12 <-> 0x34)
+		0xa7, 0x66, 0xff, 0xf7, // brct %r6,loop
+		0xa7, 0x29, 0x00, 0x00, // lghi %r2,0
+		0x0a, 0x01, // svc 1 (exit)
+		0x41, 0x00, 0x00, 0x00, // target: la %r0,0
+	}
+	f := &elftest.File{Machine: elf.EM_S390, Order: binary.BigEndian, Entry: 0x400000, Segments: []elftest.Segment{
+		{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_X}}}
+	path := filepath.Join(t.TempDir(), "ex")
+	require.NoError(t, os.WriteFile(path, f.Bytes(), 0o755))
+	ref, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", true, false)
+	got, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", false, false)
+	require.Equal(t, ref, got)
 }
