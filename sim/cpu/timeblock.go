@@ -167,7 +167,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 	end := -1
 	for j := i; j < len(ops) && j < i+maxBlock; j++ {
 		in := ops[j].Info
-		if in.Class == ClassBranch || in.Unit == UnitSys || j == i+maxBlock-1 ||
+		if in.Class == ClassBranch || in.Unit == UnitSys || in.Varies || j == i+maxBlock-1 ||
 			(j+1 < len(ops) && ops[j+1].PC != ops[j].PC+uint64(in.Size)) {
 			end = j + 1
 			break

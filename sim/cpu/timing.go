@@ -68,6 +68,10 @@ type OpInfo struct {
 	Access uint8 // bytes accessed by a load/store
 	NSrc   uint8
 	NDst   uint8
+	// Varies marks a description that is not the only one of its address
+	// (an s390x EXECUTE's target): a summarised run ends with it, so
+	// the check of its last description covers it.
+	Varies bool
 	Flags  OpFlags
 	blk    *timingBlock // the run starting here, once summarised
 }

@@ -160,6 +160,7 @@ func (c *Core) exInfo(in *inst, pc uint64) *cpu.OpInfo {
 			c.exInfos = map[exKey]*cpu.OpInfo{}
 		}
 		d := describe(in)
+		d.Varies = true
 		info = &d
 		c.exInfos[k] = info
 	}

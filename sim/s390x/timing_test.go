@@ -101,3 +101,32 @@ func TestBlockTimingExecute(t *testing.T) {
 	got, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", false, false)
 	require.Equal(t, ref, got)
 }
+
+// TestBlockTimingExecuteKind: an EXECUTE whose target retires with it and
+// changes kind between runs (a load that sets the condition code, clc,
+// read by the alcgr after it, on odd passes; a store, mvc, on even ones)
+// in the middle of a run is not timed from a summary made with the other
+// target.
+func TestBlockTimingExecuteKind(t *testing.T) {
+	code := []byte{
+		0xa7, 0x69, 0x00, 0x64, // lghi %r6,100
+		0xc0, 0x80, 0x00, 0x00, 0x00, 0x13, // larl %r8,t1
+		0xc0, 0xa0, 0x00, 0x00, 0x00, 0x13, // larl %r10,t2
+		0xb9, 0x82, 0x00, 0xa8, // xgr %r10,%r8 (t1^t2)
+		0xb9, 0x82, 0x00, 0x8a, // loop: xgr %r8,%r10 (t2 <-> t1)
+		0x44, 0x00, 0x80, 0x00, // ex %r0,0(%r8)
+		0xb9, 0x88, 0x00, 0x77, // alcgr %r7,%r7
+		0xa7, 0x66, 0xff, 0xfa, // brct %r6,loop
+		0xa7, 0x29, 0x00, 0x00, // lghi %r2,0
+		0x0a, 0x01, // svc 1 (exit)
+		0xd2, 0x00, 0xf0, 0x00, 0xf0, 0x00, // t1: mvc 0(1,%r15),0(%r15)
+		0xd5, 0x00, 0xf0, 0x00, 0xf0, 0x00, // t2: clc 0(1,%r15),0(%r15)
+	}
+	f := &elftest.File{Machine: elf.EM_S390, Order: binary.BigEndian, Entry: 0x400000, Segments: []elftest.Segment{
+		{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_X}}}
+	path := filepath.Join(t.TempDir(), "exkind")
+	require.NoError(t, os.WriteFile(path, f.Bytes(), 0o755))
+	ref, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", true, false)
+	got, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", false, false)
+	require.Equal(t, ref, got)
+}
