@@ -37,23 +37,31 @@ func resultFlags(z float64, exact bool, tiny float64, operandsFinite bool) uint3
 
 // arithFlags64 are the flags of the double-precision a op b = z.
 func arithFlags64(kind int, a, b, z uint64) uint32 {
-	if isNaN64(a) || isNaN64(b) {
-		if isSNaN64(a) || isSNaN64(b) {
-			return fpcInvalid
-		}
-		return 0
-	}
-	if isNaN64(z) {
-		return fpcInvalid
-	}
 	x, y, r := math.Float64frombits(a), math.Float64frombits(b), math.Float64frombits(z)
-	if math.IsInf(x, 0) || math.IsInf(y, 0) {
-		return 0
-	}
-	if kind == bfpDiv && y == 0 {
-		return fpcDivZero
+	if f, ok := specialFlags(kind, x, y, r, isSNaN64(a) || isSNaN64(b)); ok {
+		return f
 	}
 	return resultFlags(r, exact64(kind, x, y, r), 0x1p-1022, true)
+}
+
+// specialFlags are the flags of x op y = r (either width, widened) when an
+// operand is a NaN (sNaN: a signalling one) or infinite, the result a NaN
+// or a division by zero; ok reports one of those cases.
+func specialFlags(kind int, x, y, r float64, sNaN bool) (flags uint32, ok bool) {
+	switch {
+	case math.IsNaN(x) || math.IsNaN(y):
+		if sNaN {
+			return fpcInvalid, true
+		}
+		return 0, true
+	case math.IsNaN(r):
+		return fpcInvalid, true
+	case math.IsInf(x, 0) || math.IsInf(y, 0):
+		return 0, true
+	case kind == bfpDiv && y == 0:
+		return fpcDivZero, true
+	}
+	return 0, false
 }
 
 // exact64 reports whether r is the exact result of x op y (finite
@@ -98,22 +106,10 @@ func exactBig(x, y, c, r float64, eq bool) bool {
 // double-precision result of single operands is exact for add, subtract
 // and multiply, so z is exact if it equals it; division checks z*b == a.
 func arithFlags32(kind int, a, b, z uint32) uint32 {
-	if isNaN32(a) || isNaN32(b) {
-		if isSNaN32(a) || isSNaN32(b) {
-			return fpcInvalid
-		}
-		return 0
-	}
-	if isNaN32(z) {
-		return fpcInvalid
-	}
 	x, y := float64(math.Float32frombits(a)), float64(math.Float32frombits(b))
 	r := float64(math.Float32frombits(z))
-	if math.IsInf(x, 0) || math.IsInf(y, 0) {
-		return 0
-	}
-	if kind == bfpDiv && y == 0 {
-		return fpcDivZero
+	if f, ok := specialFlags(kind, x, y, r, isSNaN32(a) || isSNaN32(b)); ok {
+		return f
 	}
 	var exact bool
 	switch kind {

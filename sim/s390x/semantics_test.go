@@ -243,3 +243,35 @@ func TestVectorSemantics(t *testing.T) {
 	}, nil, "b31a0012") // adbr %f1,%f2
 	require.Equal(t, [2]uint64{math.Float64bits(3), 0xaaaa}, c.v[1])
 }
+
+// TestArithFlagsSpecial: the IEEE flags of the special cases, both widths.
+func TestArithFlagsSpecial(t *testing.T) {
+	const (
+		sNaN64 = 0x7ff4000000000000
+		qNaN64 = 0x7ff8000000000000
+		inf64  = 0x7ff0000000000000
+		one64  = 0x3ff0000000000000
+		sNaN32 = 0x7fa00000
+		qNaN32 = 0x7fc00000
+		inf32  = 0x7f800000
+		one32  = 0x3f800000
+	)
+	for _, c := range []struct {
+		name       string
+		kind       int
+		a, b, z    uint64 // double precision
+		a3, b3, z3 uint32 // single precision
+		want       uint32
+	}{
+		{"signalling NaN operand", bfpAdd, sNaN64, one64, qNaN64, sNaN32, one32, qNaN32, fpcInvalid},
+		{"quiet NaN operand", bfpMul, one64, qNaN64, qNaN64, one32, qNaN32, qNaN32, 0},
+		{"invalid operation (inf-inf)", bfpSub, inf64, inf64, qNaN64, inf32, inf32, qNaN32, fpcInvalid},
+		{"NaN result of finite operands", bfpAdd, one64, one64, qNaN64, one32, one32, qNaN32, fpcInvalid},
+		{"infinite operand", bfpDiv, inf64, one64, inf64, inf32, one32, inf32, 0},
+		{"division by zero", bfpDiv, one64, 0, inf64, one32, 0, inf32, fpcDivZero},
+		{"exact", bfpAdd, one64, one64, 0x4000000000000000, one32, one32, 0x40000000, 0},
+	} {
+		require.Equal(t, c.want, arithFlags64(c.kind, c.a, c.b, c.z), "%s (double)", c.name)
+		require.Equal(t, c.want, arithFlags32(c.kind, c.a3, c.b3, c.z3), "%s (single)", c.name)
+	}
+}
