@@ -39,15 +39,7 @@ func Run(b *testing.B, opt Options, path string, args ...string) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		out.Reset()
-		m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: &out})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if opt.Timing != nil {
-			if err := m.EnableTiming(opt.Timing); err != nil {
-				b.Fatal(err)
-			}
-		}
+		m := newMachine(b, path, data, opt.Timing, &out, args)
 		if opt.Setup != nil {
 			if err := opt.Setup(m); err != nil {
 				b.Fatal(err)
@@ -70,6 +62,25 @@ func Run(b *testing.B, opt Options, path string, args ...string) {
 	b.ReportMetric(float64(insns)/float64(b.N), "insns/op")
 }
 
+// newMachine loads the program for one run, timed with preset p unless
+// p is nil.
+func newMachine(b *testing.B, path string, data []byte, p *cpu.CPUPreset, out *bytes.Buffer, args []string) *cpu.Machine {
+	b.Helper()
+	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: out})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p != nil {
+		if err := m.EnableTiming(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return m
+}
+
+// longPrograms are the programs Timing and Models measure.
+var longPrograms = []string{"intloop", "fib", "listchase", "sort"}
+
 // Timing runs the long-running programs of config (intloop, fib,
 // listchase, sort; args gives their arguments) plain, with the timing
 // model on, and also with SPE sampling every 4096 operations: compare the
@@ -79,7 +90,7 @@ func Timing(b *testing.B, config string, args map[string][]string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{"intloop", "fib", "listchase", "sort"} {
+	for _, name := range longPrograms {
 		bin, err := programs.Find(config, name)
 		if err != nil {
 			b.Fatal(err)
@@ -139,13 +150,7 @@ func Model(b *testing.B, path string, args ...string) {
 		b.Fatal(err)
 	}
 	var out bytes.Buffer
-	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: &out})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := m.EnableTiming(p); err != nil {
-		b.Fatal(err)
-	}
+	m := newMachine(b, path, data, p, &out, args)
 	rec := &logRecorder{}
 	m.Consumers = append(m.Consumers, rec)
 	if _, err := m.Run(); err != nil {
@@ -193,7 +198,7 @@ func (r *logRecorder) Retired(m *cpu.Machine, ops []cpu.Retired, _ []int, _ []cp
 
 // Models runs Model on the long-running programs of config.
 func Models(b *testing.B, config string, args map[string][]string) {
-	for _, name := range []string{"intloop", "fib", "listchase", "sort"} {
+	for _, name := range longPrograms {
 		bin, err := programs.Find(config, name)
 		if err != nil {
 			b.Fatal(err)
