@@ -161,9 +161,11 @@ func (t *Timing) staticLat(in *OpInfo) uint64 {
 }
 
 // buildBlock summarises the run that starts at ops[i] and attaches it to
-// its first operation's description. It returns nil (and attaches
-// nothing) when the batch ends inside the run.
-func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
+// its first operation's description. When the batch ends inside the run
+// or the run reads too many registers, it attaches nothing and returns
+// nil and how many operations (the run's, or the rest of the batch) to
+// time one by one.
+func (t *Timing) buildBlock(ops []Retired, i int) (*timingBlock, int) {
 	end := -1
 	for j := i; j < len(ops) && j < i+maxBlock; j++ {
 		in := ops[j].Info
@@ -174,7 +176,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 		}
 	}
 	if end < 0 {
-		return nil
+		return nil, len(ops) - i
 	}
 	b := &timingBlock{n: int32(end - i), last: ops[end-1].Info, gen: t.CodeGen}
 	sm := t.sum
@@ -198,7 +200,7 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 			}
 			if sm.inputOf[r] == 0 {
 				if len(sm.inRegs) == maxInputs {
-					return nil
+					return nil, end - i
 				}
 				sm.inRegs = append(sm.inRegs, r)
 				sm.inputOf[r] = uint8(len(sm.inRegs))
@@ -261,20 +263,20 @@ func (t *Timing) buildBlock(ops []Retired, i int) *timingBlock {
 	}
 	b.terms, b.mem = slices.Clone(sm.terms), slices.Clone(sm.mem)
 	ops[i].Info.blk = b
-	return b
+	return b, 0
 }
 
 // blockAccesses makes the data accesses of run ops (summarised by b) and
 // reports whether all hit the TLB and the L1D. If not, the results wait
 // in t.res for the operation-by-operation path.
 //
-// An access to the most recently used TLB page and L1D line of its sets
-// (the common case) is made inline, its counts added once per run.
+// Accesses that hit both (the common case) are looked up without
+// counting, their counts added once per run.
 func (t *Timing) blockAccesses(ops []Retired, b *timingBlock) bool {
 	tlb, l1 := t.tlb, t.l1
 	for k, j := range b.mem {
 		ea := ops[j].EA
-		if tlb.hitMRU(ea) && l1.hitMRU(ea) {
+		if tlb.hitMRU(ea) && l1.hitMRU(ea) || tlb.lookup(ea) && l1.lookup(ea) {
 			continue
 		}
 		t.countHits(uint64(k))
@@ -284,7 +286,7 @@ func (t *Timing) blockAccesses(ops []Retired, b *timingBlock) bool {
 	return true
 }
 
-// countHits counts n accesses made by hitMRU in the TLB and the L1D.
+// countHits counts n accesses made by lookup in the TLB and the L1D.
 func (t *Timing) countHits(n uint64) {
 	t.Stats.TLBAccess += n
 	t.Stats.L1DAccess += n

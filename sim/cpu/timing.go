@@ -184,7 +184,7 @@ func PresetByName(name string) (*CPUPreset, error) {
 }
 
 // cache is a set-associative cache with LRU replacement. Each set holds
-// its tags most-recently-used first.
+// its tags most-recently-used first (an empty entry, 0, is the oldest).
 type cache struct {
 	ways, setMask int
 	lineShift     uint
@@ -212,31 +212,20 @@ func newCache(c CacheConfig) *cache {
 // access looks addr up, filling it on a miss; it reports a hit.
 func (c *cache) access(addr uint64) bool {
 	c.Accesses++
-	line := addr>>c.lineShift + 1
-	if line == c.last { // already most recently used: nothing moves
+	if c.lookup(addr) {
 		return true
-	}
-	c.last = line
-	set := c.tags[(int(line)&c.setMask)*c.ways:][:c.ways]
-	if set[0] == line {
-		return true
-	}
-	for i := 1; i < len(set); i++ {
-		if set[i] == line {
-			copy(set[1:i+1], set[:i])
-			set[0] = line
-			return true
-		}
 	}
 	c.Misses++
+	line := addr>>c.lineShift + 1
+	set := c.tags[(int(line)&c.setMask)*c.ways:][:c.ways]
 	copy(set[1:], set[:len(set)-1])
 	set[0] = line
+	c.last = line
 	return false
 }
 
-// hitMRU looks addr up like access (without counting it) if it is the
-// most recently used line of its set, reporting whether it was; if not,
-// nothing changed.
+// hitMRU reports whether addr's line is the most recently used of its set
+// (lookup's inlined fast path).
 func (c *cache) hitMRU(addr uint64) bool {
 	line := addr>>c.lineShift + 1
 	if line != c.last {
@@ -246,6 +235,26 @@ func (c *cache) hitMRU(addr uint64) bool {
 		c.last = line
 	}
 	return true
+}
+
+// lookup reports whether addr's line is in the cache, making it the most
+// recently used of its set if so (without counting an access); on a miss
+// nothing changes.
+func (c *cache) lookup(addr uint64) bool {
+	if c.hitMRU(addr) {
+		return true
+	}
+	line := addr>>c.lineShift + 1
+	set := c.tags[(int(line)&c.setMask)*c.ways:][:c.ways]
+	for i := 1; i < len(set); i++ {
+		if set[i] == line {
+			copy(set[1:i+1], set[:i])
+			set[0] = line
+			c.last = line
+			return true
+		}
+	}
+	return false
 }
 
 // Data sources in the Neoverse encoding perf decodes.
@@ -352,19 +361,18 @@ func (t *Timing) Run(ops []Retired, next uint64, want []int, out []OpTiming) {
 	for i := 0; i < len(ops); {
 		in := ops[i].Info
 		b := in.blk
+		n := 0
 		if b == nil || i+int(b.n) > len(ops) || ops[i+int(b.n)-1].Info != b.last || b.gen != t.CodeGen {
-			if b = t.buildBlock(ops, i); b == nil {
-				nextWant = t.step(ops, i, next, want, out, nextWant, nil)
-				i++
-				continue
-			}
+			b, n = t.buildBlock(ops, i)
 		}
-		n := int(b.n)
+		if b != nil {
+			n = int(b.n)
+		}
 		nx := next
 		if i+n < len(ops) {
 			nx = ops[i+n].PC
 		}
-		if nextWant >= i+n && !t.NoBlocks && t.blockAccesses(ops[i:i+n], b) {
+		if b != nil && nextWant >= i+n && !t.NoBlocks && t.blockAccesses(ops[i:i+n], b) {
 			t.runBlock(ops[i:i+n], b, nx)
 		} else {
 			for j := i; j < i+n; j++ {

@@ -1,0 +1,76 @@
+package cpu
+
+import (
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// mtfCache is the textbook LRU cache the model's must match: each set
+// a list of lines, most recently used first.
+type mtfCache struct {
+	sets      [][]uint64
+	lineShift uint
+}
+
+func (c *mtfCache) holds(addr uint64) bool {
+	line := addr >> c.lineShift
+	return slices.Contains(c.sets[int(line)%len(c.sets)], line)
+}
+
+func (c *mtfCache) access(addr uint64) bool {
+	line := addr >> c.lineShift
+	set := &c.sets[int(line)%len(c.sets)]
+	if i := slices.Index(*set, line); i >= 0 {
+		*set = slices.Insert(slices.Delete(*set, i, i+1), 0, line)
+		return true
+	}
+	*set = slices.Insert(*set, 0, line)
+	if len(*set) > cap(*set)-1 { // capacity ways+1: drop the oldest
+		*set = (*set)[:len(*set)-1]
+	}
+	return false
+}
+
+// TestCacheLRU drives the cache and the textbook model with the same
+// addresses (a small working set, so both hits and evictions are common)
+// and compares every outcome; a third of the probes are lookups, which
+// must leave the cache alone on a miss.
+func TestCacheLRU(t *testing.T) {
+	for _, cfg := range []CacheConfig{{4 << 10, 4, 64, 1}, {48 * 4096, 48, 4096, 1}, {1 << 10, 1, 64, 1}} {
+		c := newCache(cfg)
+		ref := &mtfCache{sets: make([][]uint64, c.setMask+1), lineShift: c.lineShift}
+		for i := range ref.sets {
+			ref.sets[i] = make([]uint64, 0, cfg.Ways+1)
+		}
+		rng := rand.New(rand.NewSource(1))
+		span := uint64(cfg.Size) * 3 / 2
+		hits, misses := 0, 0
+		for i := 0; i < 30000; i++ {
+			addr := rng.Uint64() % span
+			if i%3 == 0 {
+				addr %= span / 8 // a hot part
+			}
+			var got, want bool
+			if i%3 == 1 {
+				got, want = c.lookup(addr), ref.holds(addr)
+				if want {
+					ref.access(addr)
+				}
+			} else {
+				got, want = c.access(addr), ref.access(addr)
+			}
+			if got != want {
+				t.Fatalf("%+v: probe %d (%#x): hit %v, textbook LRU says %v", cfg, i, addr, got, want)
+			}
+			if got {
+				hits++
+			} else {
+				misses++
+			}
+		}
+		if hits < 1000 || misses < 1000 {
+			t.Fatalf("%+v: %d hits, %d misses: the test exercises too little", cfg, hits, misses)
+		}
+	}
+}
