@@ -504,24 +504,18 @@ func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
 }
 
 // predict runs the predictors and counts branch r whose successor is at
-// next; it reports a misprediction.
+// next; it reports a misprediction. The predictors: a bimodal table for
+// conditional branches, a target buffer for indirect branches, a return
+// stack. (One function: it runs once per timed run.)
 func (t *Timing) predict(r *Retired, next uint64) bool {
 	in := r.Info
 	t.Stats.Branches++
-	taken := next != r.PC+uint64(in.Size)
+	fall := r.PC + uint64(in.Size)
+	taken := next != fall
 	if !taken && in.Flags&OpConditional != 0 {
 		t.Stats.NotTaken++
 	}
-	if t.mispredicted(r, in, next, taken) {
-		t.Stats.Mispredicts++
-		return true
-	}
-	return false
-}
-
-// mispredicted runs the predictors: a bimodal table for conditional
-// branches, a target buffer for indirect branches, a return stack.
-func (t *Timing) mispredicted(r *Retired, in *OpInfo, next uint64, taken bool) bool {
+	var miss bool
 	switch {
 	case in.Flags&OpReturn != 0:
 		var want uint64
@@ -530,29 +524,30 @@ func (t *Timing) mispredicted(r *Retired, in *OpInfo, next uint64, taken bool) b
 			t.rasTop--
 			t.rasN--
 		}
-		return want != next
+		miss = want != next
 	case in.Flags&OpIndirect != 0:
 		if in.Flags&OpLink != 0 {
-			t.push(r.PC + uint64(in.Size))
+			t.push(fall)
 		}
 		want := t.btb[r.PC]
 		t.btb[r.PC] = next
-		return want != next
+		miss = want != next
 	case in.Flags&OpConditional != 0:
 		i := (r.PC >> t.PCShift) & uint64(len(t.bp)-1)
 		c := t.bp[i]
-		pred := c >= 2
+		miss = c >= 2 != taken
 		if taken && c < 3 {
 			t.bp[i]++
 		} else if !taken && c > 0 {
 			t.bp[i]--
 		}
-		return pred != taken
+	case in.Flags&OpLink != 0:
+		t.push(fall)
 	}
-	if in.Flags&OpLink != 0 {
-		t.push(r.PC + uint64(in.Size))
+	if miss {
+		t.Stats.Mispredicts++
 	}
-	return false
+	return miss
 }
 
 // rasSize is the return stack depth (a power of two).
