@@ -12,10 +12,10 @@ import (
 
 // Core is an A64 CPU at EL0.
 type Core struct {
-	needEA  [numOps]bool  // logged operations of this kind carry a data address
-	x       [256]uint64   // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
-	v       [32][2]uint64 // SIMD&FP registers: [0] = bits 63:0, [1] = bits 127:64
-	nzcv    uint32        // N=8 Z=4 C=2 V=1
+	needEA  [numOps]eaKind // how the log gets the data address of this kind of operation
+	x       [256]uint64    // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
+	v       [32][2]uint64  // SIMD&FP registers: [0] = bits 63:0, [1] = bits 127:64
+	nzcv    uint32         // N=8 Z=4 C=2 V=1
 	pc      uint64
 	fpcr    uint32
 	fpsr    uint32
@@ -143,8 +143,8 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	*info = describe(in)
-	if info.LogsEA() {
-		c.needEA[in.op] = true
+	if info.LogsEA() && c.needEA[in.op] == eaNone {
+		c.needEA[in.op] = eaKindOf(in.op, info)
 	}
 	return info
 }

@@ -360,6 +360,49 @@ func describe(in *inst) cpu.OpInfo {
 	return o
 }
 
+// eaKind says how the log finds the dynamic value (cpu.Retired.EA) of an
+// operation: the common forms inline, the rest through dynamicEA.
+type eaKind uint8
+
+const (
+	eaNone    eaKind = iota // nothing logged
+	eaCall                  // dynamicEA
+	eaBaseImm               // x[rn] + imm
+	eaBase                  // x[rn]
+	eaSP                    // the stack pointer (calls and indirect branches)
+)
+
+// eaKindOf is the eaKind of op, an operation so described that logs a
+// value; it agrees with dynamicEA.
+// (No branch is among dynamicEA's named cases: for all of them it gives
+// the stack pointer.)
+func eaKindOf(o op, info *cpu.OpInfo) eaKind {
+	switch o {
+	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre:
+		return eaBaseImm
+	case opLdpXpost, opStpXpost:
+		return eaBase
+	}
+	if info.Class == cpu.ClassBranch {
+		return eaSP
+	}
+	return eaCall
+}
+
+// inlineEA is the logged value of in for the kinds that need no call
+// (eaNone and eaCall give 0).
+func (c *Core) inlineEA(k eaKind, in *inst) uint64 {
+	switch k {
+	case eaBaseImm:
+		return c.x[in.rn] + in.imm
+	case eaBase:
+		return c.x[in.rn]
+	case eaSP:
+		return c.x[rSP]
+	}
+	return 0
+}
+
 // dynamicEA is the data address of a load/store in the current state, for
 // conditional non-branch operations 1 if the condition holds, and for
 // calls and indirect branches the stack pointer (see cpu.Retired).

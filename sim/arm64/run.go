@@ -41,8 +41,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
 		if log != nil { // an undecoded slot's entry is written again once it is decoded
 			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
-			var ea uint64
-			if c.needEA[in.op] {
+			k := c.needEA[in.op]
+			ea := c.inlineEA(k, in)
+			if k == eaCall {
 				ea = c.dynamicEA(in, info)
 			}
 			log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
