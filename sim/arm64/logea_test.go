@@ -6,7 +6,8 @@ import (
 )
 
 // TestInlineEA: for every decoded instruction that logs a value and
-// whose kind the log computes inline, the inline value is dynamicEA's.
+// whose kind the log computes inline, the inline value is dynamicEA's,
+// and every instruction of one op has one kind (the core keeps it per op).
 // Random words cover the load/store space; the branches with a logged
 // stack pointer are added by hand (their encodings are too sparse).
 func TestInlineEA(t *testing.T) {
@@ -24,6 +25,8 @@ func TestInlineEA(t *testing.T) {
 		words = append(words, rng.Uint32())
 	}
 	kinds := map[eaKind]int{}
+	kindOf := map[op]eaKind{} // the core keeps one kind per op: the first one described
+
 	for _, w := range words {
 		in := decode(w, 0x400000)
 		info := describe(&in)
@@ -32,6 +35,10 @@ func TestInlineEA(t *testing.T) {
 		}
 		k := eaKindOf(in.op, &info)
 		kinds[k]++
+		if first, ok := kindOf[in.op]; ok && first != k {
+			t.Fatalf("%#08x (op %d): kind %d, another instruction of its op had %d", w, in.op, k, first)
+		}
+		kindOf[in.op] = k
 		if k == eaCall {
 			continue
 		}
