@@ -26,7 +26,6 @@ func TestInlineEA(t *testing.T) {
 	}
 	kinds := map[eaKind]int{}
 	kindOf := map[op]eaKind{} // the core keeps one kind per op: the first one described
-
 	for _, w := range words {
 		in := decode(w, 0x400000)
 		info := describe(&in)

@@ -372,10 +372,9 @@ const (
 	eaSP                    // the stack pointer (calls and indirect branches)
 )
 
-// eaKindOf is the eaKind of op, an operation so described that logs a
-// value; it agrees with dynamicEA.
-// (No branch is among dynamicEA's named cases: for all of them it gives
-// the stack pointer.)
+// eaKindOf is the eaKind of o, described by info, which logs a value; it
+// agrees with dynamicEA (whose named cases hold no branch, so every branch
+// gets the stack pointer).
 func eaKindOf(o op, info *cpu.OpInfo) eaKind {
 	switch o {
 	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre:

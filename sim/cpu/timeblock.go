@@ -276,6 +276,8 @@ func (t *Timing) blockAccesses(ops []Retired, b *timingBlock) bool {
 	tlb, l1 := t.tlb, t.l1
 	for k, j := range b.mem {
 		ea := ops[j].EA
+		// hitMRU is lookup's inlined first step: lookup only runs when
+		// it fails (and then repeats it, cheaply).
 		if tlb.hitMRU(ea) && l1.hitMRU(ea) || tlb.lookup(ea) && l1.lookup(ea) {
 			continue
 		}
