@@ -147,6 +147,7 @@ type CPUPreset struct {
 	Walk     int // page-walk cycles
 	Mispred  int // branch mispredict penalty
 	BPBits   int // log2 of the bimodal predictor entries
+	BTBBits  int // log2 of the indirect-branch target buffer entries
 	Lat      [numUnits]uint8
 	StoreBuf bool // stores complete in the store buffer (latency 1)
 }
@@ -155,18 +156,18 @@ type CPUPreset struct {
 var Presets = []CPUPreset{
 	{Name: "neoverse-n1", MIDR: 0x413fd0c1, Desc: "Neoverse-N1-like core", MHz: 3000,
 		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{1 << 20, 8, 64, 11}, LLC: CacheConfig{8 << 20, 16, 64, 35},
-		DRAM: 240, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 30, Mispred: 11, BPBits: 12,
+		DRAM: 240, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 30, Mispred: 11, BPBits: 12, BTBBits: 10,
 		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 3, UnitDiv: 12, UnitFP: 3, UnitFPDiv: 10, UnitSIMD: 3,
 			UnitLoad: 0, UnitStore: 1, UnitAtomic: 2, UnitBranch: 1, UnitSys: 1}, StoreBuf: true},
 	{Name: "neoverse-v2", MIDR: 0x410fd4f0, Desc: "Neoverse-V2-like core", MHz: 3100,
 		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{2 << 20, 8, 64, 12}, LLC: CacheConfig{32 << 20, 16, 64, 40},
-		DRAM: 260, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 28, Mispred: 12, BPBits: 13,
+		DRAM: 260, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 28, Mispred: 12, BPBits: 13, BTBBits: 11,
 		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 2, UnitDiv: 12, UnitFP: 2, UnitFPDiv: 10, UnitSIMD: 2,
 			UnitLoad: 0, UnitStore: 1, UnitAtomic: 2, UnitBranch: 1, UnitSys: 1}, StoreBuf: true},
 	// A slow-memory core for collision and latency experiments.
 	{Name: "slow-memory", MIDR: 0x413fd0c1, Desc: "core with slow caches and DRAM", MHz: 1000,
 		L1D: CacheConfig{4 << 10, 2, 64, 8}, L2: CacheConfig{32 << 10, 4, 64, 40}, LLC: CacheConfig{256 << 10, 8, 64, 120},
-		DRAM: 800, TLB: CacheConfig{8 * 4096, 8, 4096, 2}, Walk: 200, Mispred: 20, BPBits: 8,
+		DRAM: 800, TLB: CacheConfig{8 * 4096, 8, 4096, 2}, Walk: 200, Mispred: 20, BPBits: 8, BTBBits: 6,
 		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 4, UnitDiv: 30, UnitFP: 6, UnitFPDiv: 30, UnitSIMD: 6,
 			UnitLoad: 0, UnitStore: 1, UnitAtomic: 4, UnitBranch: 1, UnitSys: 1}},
 }
@@ -307,8 +308,8 @@ type Timing struct {
 	ready    [256]uint64 // cycle a register's value is available
 	l1, l2   *cache
 	llc, tlb *cache
-	bp       []uint8 // 2-bit counters
-	btb      map[uint64]uint64
+	bp       []uint8         // 2-bit counters
+	btb      []btbEntry      // direct mapped by pc>>PCShift
 	ras      [rasSize]uint64 // return stack: a ring, top at ras[rasTop]
 	rasTop   uint8
 	rasN     uint8 // entries held (the oldest is overwritten when full)
@@ -339,7 +340,7 @@ type Timing struct {
 // NewTiming returns a cold model of preset p.
 func NewTiming(p *CPUPreset) *Timing {
 	return &Timing{P: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newCache(p.TLB),
-		bp: make([]uint8, 1<<p.BPBits), btb: map[uint64]uint64{}, PCShift: 2, sum: &summariser{}}
+		bp: make([]uint8, 1<<p.BPBits), btb: make([]btbEntry, 1<<p.BTBBits), PCShift: 2, sum: &summariser{}}
 }
 
 // Cycle is the current cycle (the dispatch cycle of the next operation).
@@ -505,8 +506,9 @@ func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
 
 // predict runs the predictors and counts branch r whose successor is at
 // next; it reports a misprediction. The predictors: a bimodal table for
-// conditional branches, a target buffer for indirect branches, a return
-// stack. (One function: it runs once per timed run.)
+// conditional branches, a direct-mapped target buffer for indirect
+// branches (non-returns), a return stack. (One function: it runs once
+// per timed run.)
 func (t *Timing) predict(r *Retired, next uint64) bool {
 	in := r.Info
 	t.Stats.Branches++
@@ -529,9 +531,9 @@ func (t *Timing) predict(r *Retired, next uint64) bool {
 		if in.Flags&OpLink != 0 {
 			t.push(fall)
 		}
-		want := t.btb[r.PC]
-		t.btb[r.PC] = next
-		miss = want != next
+		e := &t.btb[(r.PC>>t.PCShift)&uint64(len(t.btb)-1)]
+		miss = e.pc != r.PC || e.target != next // a branch the buffer does not hold mispredicts
+		e.pc, e.target = r.PC, next
 	case in.Flags&OpConditional != 0:
 		i := (r.PC >> t.PCShift) & uint64(len(t.bp)-1)
 		c := t.bp[i]
@@ -549,6 +551,10 @@ func (t *Timing) predict(r *Retired, next uint64) bool {
 	}
 	return miss
 }
+
+// btbEntry is one entry of the target buffer: the branch it holds (the
+// full pc, so aliases never hit) and its last target.
+type btbEntry struct{ pc, target uint64 }
 
 // rasSize is the return stack depth (a power of two).
 const rasSize = 16

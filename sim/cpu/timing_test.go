@@ -33,3 +33,49 @@ func TestPredictorIndexByAlignment(t *testing.T) {
 		t.Errorf("PCShift 2: the two branches should share a counter")
 	}
 }
+
+// TestTargetBuffer: an indirect branch that keeps its target is predicted
+// once the buffer holds it; one that alternates targets, or two that map
+// to the same entry, keep mispredicting; two in different entries do not.
+func TestTargetBuffer(t *testing.T) {
+	p, _ := PresetByName("neoverse-n1")
+	ind := NewOpInfo(4)
+	ind.Class, ind.Unit, ind.Flags = ClassBranch, UnitBranch, OpIndirect
+	entries := uint64(1) << p.BTBBits
+	alias := 0x1000 + entries<<2 // same entry as 0x1000 with PCShift 2
+	cases := []struct {
+		name string
+		pcs  []uint64 // the branches, each jumping to the next (the last to the first)
+		want bool     // mispredictions after training
+	}{
+		{"one target", []uint64{0x1000}, false},
+		{"two branches, two entries", []uint64{0x1000, 0x1004}, false},
+		{"two branches, one entry", []uint64{0x1000, alias}, true},
+	}
+	for _, c := range cases {
+		var ops []Retired
+		for i := 0; i < 32; i++ {
+			for _, pc := range c.pcs {
+				ops = append(ops, Retired{Info: &ind, PC: pc})
+			}
+		}
+		tm := NewTiming(p)
+		tm.Run(ops, c.pcs[0], nil, nil) // warm-up
+		before := tm.Stats.Mispredicts
+		tm.Run(ops, c.pcs[0], nil, nil)
+		if got := tm.Stats.Mispredicts - before; (got != 0) != c.want {
+			t.Errorf("%s: %d mispredictions after training", c.name, got)
+		}
+	}
+	// One branch alternating between two targets.
+	var ops []Retired
+	for i := 0; i < 32; i++ {
+		ops = append(ops, Retired{Info: &ind, PC: 0x1000}, Retired{Info: &ind, PC: 0x3000},
+			Retired{Info: &ind, PC: 0x1000}, Retired{Info: &ind, PC: 0x4000})
+	}
+	tm := NewTiming(p)
+	tm.Run(ops, 0x1000, nil, nil)
+	if tm.Stats.Mispredicts < uint64(len(ops))/2 {
+		t.Errorf("alternating targets: %d mispredictions of %d branches", tm.Stats.Mispredicts, len(ops))
+	}
+}
