@@ -102,7 +102,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				}
 				continue
 			}
-			pc += 2
+			pc += uint64(in.ln)
 			continue
 		case opBC:
 			n++
@@ -113,7 +113,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				}
 				continue
 			}
-			pc += 4
+			pc += uint64(in.ln)
 			continue
 		case opBRAS, opBRASL:
 			r[in.r1] = pc + uint64(in.ln)
@@ -128,7 +128,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			r[in.r1] = pc + uint64(in.ln)
 			n++
 			if in.op == opBASR && in.r2 == 0 {
-				pc += 2
+				pc += uint64(in.ln)
 				continue
 			}
 			pc = t
@@ -144,7 +144,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				pc += uint64(in.imm)
 				continue
 			}
-			pc += 4
+			pc += uint64(in.ln)
 			continue
 		case opBRCTG:
 			r[in.r1]--
@@ -153,7 +153,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				pc += uint64(in.imm)
 				continue
 			}
-			pc += 4
+			pc += uint64(in.ln)
 			continue
 		case opBCTR, opBCTGR, opBCT, opBCTG:
 			t := r[in.r2]
@@ -193,7 +193,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				pc += uint64(in.imm)
 				continue
 			}
-			pc += 6
+			pc += uint64(in.ln)
 			continue
 		case opCRB, opCGRB, opCLRB, opCLGRB, opCIB, opCGIB, opCLIB, opCLGIB:
 			n++
@@ -204,7 +204,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				}
 				continue
 			}
-			pc += 6
+			pc += uint64(in.ln)
 			continue
 		case opSVC:
 			c.svc = uint8(in.imm)

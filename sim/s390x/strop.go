@@ -41,7 +41,8 @@ func exFast(first byte) bool {
 
 // executeTarget fetches and decodes the target of ex or exrl at pc:
 // bits 8-15 ORed with bits 56-63 of R1 (unless R1 is r0), its
-// length that of the EXECUTE so that the pc advances past the EXECUTE.
+// length that of the EXECUTE so that the pc advances past the EXECUTE,
+// its relative offsets made relative to the EXECUTE's address.
 // The target is decoded afresh every time (it depends on R1 and may be
 // rewritten) and never enters the decoded-code cache. twice reports a
 // target that retires as an instruction of its own (see exFast).
@@ -81,7 +82,27 @@ func (c *Core) executeTarget(in *inst, pc uint64) (t inst, twice bool, f *cpu.Fa
 			Err: fmt.Errorf("ex target at 0x%x: operation exception", a)}
 	}
 	t.ln = in.ln
+	if pcRelative(t.op) {
+		t.imm += int64(a - pc) // relative to the target, not to the EXECUTE
+	}
 	return t, !exFast(b[0]), nil
+}
+
+// pcRelative reports the ops whose immediate is an offset from the
+// instruction's own address (relative branches, relative-long operands). As the target of an EXECUTE, such an instruction addresses
+// relative to where the target lies (Principles of Operation, EXECUTE;
+// qemu since 7.2.3 and 8.1), while it runs at the EXECUTE's address.
+func pcRelative(o op) bool {
+	if o == opJ { // brc/brcl 15
+		return true
+	}
+	if i := o.info(); i != nil {
+		switch i.format {
+		case fmtRSI, fmtRIEe, fmtRIrel, fmtRIm, fmtRILrel, fmtRILm, fmtRIEb, fmtRIEc:
+			return true
+		}
+	}
+	return false
 }
 
 // fetch reads up to len(buf) instruction bytes at a from executable

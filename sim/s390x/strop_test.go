@@ -57,6 +57,45 @@ func TestQemuStringAndExecute(t *testing.T) {
 	t.Logf("%d instructions compared", res.Compared)
 }
 
+// exrelCode runs relative branches and relative-long operands as targets
+// of ex and exrl (see testdata/exrel.s): j, larl, lgrl, bras, cij taken
+// and not, bcr not taken, brct not taken, brctg taken, then exits
+// through exrl of svc 1 with r2 = 1111.
+var exrelCode = []string{
+	"a7290000c0500000004144005000a7290063a72a0001c6000000003ac4480000004ec60000000037c60000000037a72a",
+	"000aa7790001c60000000032a7290062a72a0064c0500000002e440050001277c6000000002ba7890001c05000000027",
+	"44005000a7890005c60000000022a7290061a7190000c6000000001d00000000a72a03e807fea7f4ffc6c03000000017",
+	"c46800000014a7e5fff5ec78ffd3017eec780009057e0789a7860005a787ffe30a010000000007071122334455667788",
+}
+
+// TestExecuteRelative: a relative target of EXECUTE addresses relative
+// to its own location, and one that does not branch continues after the
+// EXECUTE (whose length it takes).
+func TestExecuteRelative(t *testing.T) {
+	c := machine(t, nil, nil, exrelCode...)
+	const text, datum = 0x400000, 0x400000 + 0xb8
+	require.Equal(t, uint64(1111), c.r[2], "r2: the path taken (1 + 10 + 100 + 1000)")
+	require.Equal(t, uint64(datum), c.r[3], "larl as a target")
+	require.Equal(t, uint64(0x1122334455667788), c.r[4])
+	require.Equal(t, c.r[4], c.r[6], "lgrl as a target")
+	require.Equal(t, uint64(text+0x2e), c.r[14], "bras as a target links past the exrl")
+	require.Equal(t, uint64(4), c.r[8], "brctg as a target")
+}
+
+// TestQemuExecuteRelative runs exrelCode in lockstep with qemu (which
+// addresses an ex target's relative operands from the target since
+// 7.2.3).
+func TestQemuExecuteRelative(t *testing.T) {
+	oracle.Require(t, "s390x")
+	path := filepath.Join(t.TempDir(), "exrel")
+	require.NoError(t, os.WriteFile(path, prog(mustHex(exrelCode...), make([]byte, 4096)), 0o755))
+	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 1000, FP: true, CPU: programs.S390xQemuCPU})
+	require.NoError(t, err)
+	require.Equal(t, res.Insns, res.Compared)
+	require.Equal(t, 1111&0xff, res.Status)
+	t.Logf("%d instructions compared", res.Compared)
+}
+
 func TestStringSemantics(t *testing.T) {
 	data := stropData()
 	// srst for 'o' in "hello, world": r1 = its address, cc 1.
