@@ -28,10 +28,11 @@ func EnvInt(name string, def int) int {
 // RandomPrograms builds SIMRUN_RANDOM_PROGRAMS programs (default 12) of
 // SIMRUN_RANDOM_INSNS random instructions (default 1500) for arch with
 // build, the random source of program p seeded (p, stream), and compares
-// each with qemu in lockstep (up to eight instructions per random one, for
+// each with qemu (as CPU model cpu: the one simrun shows, so that
+// instructions such as stfle store the same) in lockstep (up to eight instructions per random one, for
 // the set-up instructions a generator adds). It returns the number of
 // instructions compared.
-func RandomPrograms(t testing.TB, arch string, stream uint64, build func(r *rand.Rand, n int) []byte) uint64 {
+func RandomPrograms(t testing.TB, arch, cpu string, stream uint64, build func(r *rand.Rand, n int) []byte) uint64 {
 	t.Helper()
 	oracle.Require(t, arch)
 	programs := EnvInt("SIMRUN_RANDOM_PROGRAMS", 12)
@@ -44,7 +45,7 @@ func RandomPrograms(t testing.TB, arch string, stream uint64, build func(r *rand
 		if err := os.WriteFile(path, build(r, insns), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Run(context.Background(), path, Options{Lockstep: 8*insns + 200, FP: true})
+		res, err := Run(context.Background(), path, Options{Lockstep: 8*insns + 200, FP: true, CPU: cpu})
 		if err != nil {
 			t.Fatalf("program %d (seed %d, stream %#x): %v", p, p, stream, err)
 		}

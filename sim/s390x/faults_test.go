@@ -82,6 +82,8 @@ func TestBadInput(t *testing.T) {
 		{"store to the code segment", prog(mustHex("c01000000000", "92011000", "0af8"), nil), cpu.FaultPermission, 139, "", qemuTrace},
 		{"divide by zero", prog(mustHex("a7290003", "a7390000", "b90d0023", "0af8"), nil), cpu.FaultSignal, 136, "", qemuTrace},
 		{"odd register pair", prog(mustHex("b9870034", "0af8"), nil), cpu.FaultUndefined, 132, "", qemuTrace},
+		{"sfpc with a reserved bit", prog(mustHex("c01100000080", "b3840010", "0af8"), nil), cpu.FaultUndefined, 132, "", qemuTrace},
+		{"sfpc enabling an IEEE trap", prog(mustHex("c01180000000", "b3840010", "0af8"), nil), cpu.FaultUnsupported, 132, "", noQemu},
 		{"unaligned compare and swap", prog(mustHex("c01f00410000", "ba231002", "0af8"), make([]byte, 16)), cpu.FaultUndefined, 132, "", qemuTrace},
 		{"misaligned svc argument pointer",
 			prog(mustHex("a7290001", "c03f00410001", "a7490004", "0a04", "0af8"), []byte("\x00hi!\n")), 0, 4, "hi!\n", qemuTrace},

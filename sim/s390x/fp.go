@@ -111,15 +111,19 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 
 	// Lengthening and rounding.
 	case opLDEBR:
+		c.fpc |= lengthenFlags(c.fe(in.r2))
 		c.setFD(in.r1, ext32to64(c.fe(in.r2)))
 	case opLDEB:
 		v, f := c.fpMem32(in)
 		if f != nil {
 			return f
 		}
+		c.fpc |= lengthenFlags(v)
 		c.setFD(in.r1, ext32to64(v))
 	case opLEDBRA:
-		c.setFE(in.r1, round64to32(c.fd(in.r2), in.m))
+		z := round64to32(c.fd(in.r2), in.m)
+		c.fpc |= inexactControl(in, narrowFlags(c.fd(in.r2), z, in.m))
+		c.setFE(in.r1, z)
 
 	// Arithmetic: register and storage forms.
 	case opADBR, opSDBR, opMDBR, opDDBR:
@@ -176,13 +180,13 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		}
 		c.setFD(in.r1, c.fma64(b, c.fd(in.r3), c.fd(in.r1), in.op == opMSDB))
 	case opMAEBR, opMSEBR:
-		c.setFE(in.r1, fma32(c.fe(in.r2), c.fe(in.r3), c.fe(in.r1), in.op == opMSEBR))
+		c.setFE(in.r1, c.fma32(c.fe(in.r2), c.fe(in.r3), c.fe(in.r1), in.op == opMSEBR))
 	case opMAEB, opMSEB:
 		b, f := c.fpMem32(in)
 		if f != nil {
 			return f
 		}
-		c.setFE(in.r1, fma32(b, c.fe(in.r3), c.fe(in.r1), in.op == opMSEB))
+		c.setFE(in.r1, c.fma32(b, c.fe(in.r3), c.fe(in.r1), in.op == opMSEB))
 	case opSQDBR:
 		a := c.fd(in.r2)
 		v := sqrt64(a)
@@ -197,13 +201,17 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		c.fpc |= sqrtFlags64(b, v)
 		c.setFD(in.r1, v)
 	case opSQEBR:
-		c.setFE(in.r1, sqrt32(c.fe(in.r2)))
+		v := sqrt32(c.fe(in.r2))
+		c.fpc |= sqrtFlags32(c.fe(in.r2), v)
+		c.setFE(in.r1, v)
 	case opSQEB:
 		b, f := c.fpMem32(in)
 		if f != nil {
 			return f
 		}
-		c.setFE(in.r1, sqrt32(b))
+		v := sqrt32(b)
+		c.fpc |= sqrtFlags32(b, v)
+		c.setFE(in.r1, v)
 
 	// Comparison (compare and signal differs only in IEEE flags).
 	case opCDBR, opKDBR:
@@ -218,14 +226,14 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		c.fpc |= compareFlags(c.fd(in.r1), b, in.op == opKDB)
 	case opCEBR, opKEBR:
 		c.cc = cmp64(ext32to64(c.fe(in.r1)), ext32to64(c.fe(in.r2)))
-		c.fpc |= compareFlags(ext32to64(c.fe(in.r1)), ext32to64(c.fe(in.r2)), in.op == opKEBR)
+		c.fpc |= compareFlags32(c.fe(in.r1), c.fe(in.r2), in.op == opKEBR)
 	case opCEB, opKEB:
 		b, f := c.fpMem32(in)
 		if f != nil {
 			return f
 		}
 		c.cc = cmp64(ext32to64(c.fe(in.r1)), ext32to64(b))
-		c.fpc |= compareFlags(ext32to64(c.fe(in.r1)), ext32to64(b), in.op == opKEB)
+		c.fpc |= compareFlags32(c.fe(in.r1), b, in.op == opKEB)
 	case opTCDB: // the "address" is the class mask
 		c.cc = b2u(uint16(c.fpAddr(in))&0xfff&dataClass(c.fd(in.r1), 52) != 0)
 	case opTCEB:
@@ -235,19 +243,19 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 	case opCDFBRA:
 		c.setFD(in.r1, signedToBFP(int64(int32(c.r[in.r2])), &double, in.m))
 	case opCDGBRA:
-		c.setFD(in.r1, c.signedToBFP(int64(c.r[in.r2]), &double, in.m))
+		c.setFD(in.r1, c.signedToBFP(in, int64(c.r[in.r2]), &double))
 	case opCEFBRA:
-		c.setFE(in.r1, uint32(c.signedToBFP(int64(int32(c.r[in.r2])), &single, in.m)))
+		c.setFE(in.r1, uint32(c.signedToBFP(in, int64(int32(c.r[in.r2])), &single)))
 	case opCEGBRA:
-		c.setFE(in.r1, uint32(c.signedToBFP(int64(c.r[in.r2]), &single, in.m)))
+		c.setFE(in.r1, uint32(c.signedToBFP(in, int64(c.r[in.r2]), &single)))
 	case opCDLFBR:
 		c.setFD(in.r1, intToBFP(false, uint64(uint32(c.r[in.r2])), &double, in.m))
 	case opCDLGBR:
-		c.setFD(in.r1, c.intToBFP(false, c.r[in.r2], &double, in.m))
+		c.setFD(in.r1, c.intToBFP(in, false, c.r[in.r2], &double))
 	case opCELFBR:
-		c.setFE(in.r1, uint32(c.intToBFP(false, uint64(uint32(c.r[in.r2])), &single, in.m)))
+		c.setFE(in.r1, uint32(c.intToBFP(in, false, uint64(uint32(c.r[in.r2])), &single)))
 	case opCELGBR:
-		c.setFE(in.r1, uint32(c.intToBFP(false, c.r[in.r2], &single, in.m)))
+		c.setFE(in.r1, uint32(c.intToBFP(in, false, c.r[in.r2], &single)))
 
 	// Conversions to integers.
 	case opCFDBRA, opCLFDBR, opCFEBRA, opCLFEBR:
@@ -258,20 +266,24 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		v, cc := toInt(src, 32, in.op == opCFDBRA || in.op == opCFEBRA, in.m)
 		lo32(&c.r[in.r1], uint32(v))
 		c.cc = cc
-		c.fpc |= toIntFlags(src, cc)
+		c.fpc |= inexactControl(in, toIntFlags(src, cc))
 	case opCGDBRA, opCLGDBR, opCGEBRA, opCLGEBR:
 		src := c.fd(in.r2)
 		if in.op == opCGEBRA || in.op == opCLGEBR {
 			src = ext32to64(c.fe(in.r2))
 		}
 		c.r[in.r1], c.cc = toInt(src, 64, in.op == opCGDBRA || in.op == opCGEBRA, in.m)
-		c.fpc |= toIntFlags(src, c.cc)
+		c.fpc |= inexactControl(in, toIntFlags(src, c.cc))
 
 	// Round to integral value.
 	case opFIDBRA:
-		c.setFD(in.r1, roundIntegral64(c.fd(in.r2), in.m))
+		z := roundIntegral64(c.fd(in.r2), in.m)
+		c.fpc |= inexactControl(in, integralFlags64(c.fd(in.r2), z))
+		c.setFD(in.r1, z)
 	case opFIEBRA:
-		c.setFE(in.r1, roundIntegral32(c.fe(in.r2), in.m))
+		z := roundIntegral32(c.fe(in.r2), in.m)
+		c.fpc |= inexactControl(in, integralFlags32(c.fe(in.r2), z))
+		c.setFE(in.r1, z)
 	default:
 		return internalFault(0, in).Fault
 	}
@@ -291,8 +303,10 @@ func bfpKind(o op) int {
 	return bfpAdd
 }
 
-// fma64, intToBFP and signedToBFP are the conversions and multiply-and-add
-// of bfp.go with the FPC flags they raise.
+// fma64, fma32, intToBFP and signedToBFP are the conversions and
+// multiply-and-add of bfp.go with the FPC flags they raise; the
+// conversions take the rounding mode and the inexact control from in
+// (M3, M4).
 func (c *Core) fma64(a, b, d uint64, sub bool) uint64 {
 	v := fma64(a, b, d, sub)
 	if sub {
@@ -302,15 +316,35 @@ func (c *Core) fma64(a, b, d uint64, sub bool) uint64 {
 	return v
 }
 
-func (c *Core) intToBFP(neg bool, mag uint64, f *bfpFormat, rm uint8) uint64 {
-	v := intToBFP(neg, mag, f, rm)
-	c.fpc |= fromIntFlags(neg, mag, v, f)
+func (c *Core) fma32(a, b, d uint32, sub bool) uint32 {
+	v := fma32(a, b, d, sub)
+	if sub {
+		d ^= signBit32
+	}
+	c.fpc |= fmaFlags32(a, b, d, v)
 	return v
 }
 
-func (c *Core) signedToBFP(v int64, f *bfpFormat, rm uint8) uint64 {
+func (c *Core) intToBFP(in *inst, neg bool, mag uint64, f *bfpFormat) uint64 {
+	v := intToBFP(neg, mag, f, in.m)
+	c.fpc |= inexactControl(in, fromIntFlags(neg, mag, v, f))
+	return v
+}
+
+func (c *Core) signedToBFP(in *inst, v int64, f *bfpFormat) uint64 {
 	if v < 0 {
-		return c.intToBFP(true, -uint64(v), f, rm)
+		return c.intToBFP(in, true, -uint64(v), f)
 	}
-	return c.intToBFP(false, uint64(v), f, rm)
+	return c.intToBFP(in, false, uint64(v), f)
+}
+
+// inexactControl drops the inexact flag when the M4 field of in (an
+// RRF-e conversion or rounding) has the inexact-suppression bit XxC
+// (value 4). The vector forms keep it: XxC there only suppresses the
+// trap (qemu).
+func inexactControl(in *inst, flags uint32) uint32 {
+	if in.r3&4 != 0 {
+		return flags &^ fpcInexact
+	}
+	return flags
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/difftest"
 )
@@ -32,11 +33,12 @@ const (
 // would address the code page), vcksm, whose end-around-carry sum qemu
 // 7.2 gets wrong (words 1, 2, 3, 4 sum to 26 there), ex and exrl (random
 // targets), the string instructions (their operands are registers that
-// random values would send out of memory) and efpc (simrun keeps the IEEE
-// flags of the scalar instructions only): TestQemuStringAndExecute has
-// those.
+// random values would send out of memory), efpc and sfpc (random values
+// in the FPC would enable traps or other rounding modes): TestQemuStringAndExecute has
+// the string instructions and ex; fpcProbe reads the FPC after every
+// floating-point and vector instruction.
 var notRandom = map[op]bool{
-	opVCKSM: true, opEX: true, opEXRL: true, opSRST: true, opCLST: true, opMVST: true, opEFPC: true,
+	opVCKSM: true, opEX: true, opEXRL: true, opSRST: true, opCLST: true, opMVST: true, opEFPC: true, opSFPC: true,
 	opSVC: true, opBCR: true, opBC: true, opBASR: true, opBAS: true, opBCTR: true, opBCTGR: true,
 	opBCT: true, opBCTG: true, opCRB: true, opCGRB: true, opCLRB: true, opCLGRB: true, opCIB: true,
 	opCGIB: true, opCLIB: true, opCLGIB: true,
@@ -270,16 +272,25 @@ func randomProgram(r *rand.Rand, n int, memory bool, drawn map[op]int) []byte {
 				unit = append(unit, 0xa7, in.r1<<4|9, 0, 0)
 			}
 		}
-		p.add(append(unit, b...))
+		unit = append(unit, b...)
+		if in.op >= opLD { // floating point and vector: check and clear the IEEE flags
+			unit = append(unit, fpcProbe...)
+		}
+		p.add(unit)
 	}
 	p.add([]byte{0x07, 0x07}) // nopr, skipped by a last branch
 	p.add([]byte{0x0a, 0xf8}) // svc 248 (exit_group)
 	return prog(p.code, data)
 }
 
+// fpcProbe follows every floating-point and vector instruction: the FPC
+// into r0 (the lockstep compares it), its flags cleared (nilh sets the
+// condition code, as it does in qemu), back into the FPC.
+var fpcProbe = mustHex("b38c0000", "a506ff00", "b3840000") // efpc %r0; nilh %r0,0xff00; sfpc %r0
+
 func runRandom(t *testing.T, memory bool, stream uint64) {
 	drawn := map[op]int{}
-	difftest.RandomPrograms(t, "s390x", stream, func(r *rand.Rand, n int) []byte {
+	difftest.RandomPrograms(t, "s390x", programs.S390xQemuCPU, stream, func(r *rand.Rand, n int) []byte {
 		return randomProgram(r, n, memory, drawn)
 	})
 	var missing []string

@@ -1018,6 +1018,12 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			c.insertProgramMask(in)
 		case opEFPC:
 			lo32(&r[in.r1], c.fpc)
+		case opSFPC:
+			if f := c.setFPC(uint32(r[in.r1])); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
 
 		default:
 			var f *cpu.Fault

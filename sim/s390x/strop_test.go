@@ -2,6 +2,7 @@ package s390x
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -146,5 +147,39 @@ func TestExecuteFaults(t *testing.T) {
 			require.Equal(t, cpu.SIGILL, exit.Fault.Signal(), "%v", exit.Fault)
 			require.Equal(t, uint64(0x400000), exit.Fault.PC)
 		})
+	}
+}
+
+// TestSetFPC: sfpc installs a value with masks and rounding modes zero;
+// a reserved bit or a binary rounding mode of 4-6 is a specification
+// exception (SIGILL, as qemu); enabling a trap or another rounding mode,
+// which simrun does not implement, stops with an unsupported-instruction
+// fault that says why.
+func TestSetFPC(t *testing.T) {
+	// lgfi %r1,V; sfpc %r1; efpc %r2
+	code := func(v uint32) []string {
+		return []string{fmt.Sprintf("c011%08x", v), "b3840010", "b38c0020"}
+	}
+	c := machine(t, nil, nil, code(0x00f80000)...)
+	require.Equal(t, uint64(0x00f80000), c.r[2], "flags set by sfpc, read by efpc")
+	for _, tt := range []struct {
+		v    uint32
+		kind cpu.FaultKind
+		want string
+	}{
+		{0x01000000, cpu.FaultUndefined, "reserved"},
+		{0x00000080, cpu.FaultUndefined, "reserved"},
+		{0x00000005, cpu.FaultUndefined, "reserved"},
+		{0x80000000, cpu.FaultUnsupported, "traps"},
+		{0x00000001, cpu.FaultUnsupported, "rounds"},
+	} {
+		m, err := cpu.New("unit", prog(mustHex(append(code(tt.v), "0af8")...), make([]byte, 4096)), cpu.Config{})
+		require.NoError(t, err)
+		exit, err := m.Run()
+		require.NoError(t, err)
+		require.NotNil(t, exit.Fault, "sfpc 0x%08x", tt.v)
+		require.Equal(t, tt.kind, exit.Fault.Kind, "sfpc 0x%08x: %v", tt.v, exit.Fault)
+		require.Contains(t, exit.Fault.Error(), tt.want)
+		require.Equal(t, uint64(0x400006), exit.Fault.PC, "the fault names the sfpc")
 	}
 }

@@ -786,31 +786,41 @@ func (c *Core) sumAcross(in *inst) {
 
 // vecFP executes the vector BFP instructions (long format; "single
 // element" forms, M bit 8, do element 0 and clear element 1, as qemu).
+// The IEEE flags of all elements processed go to the FPC together.
 func (c *Core) vecFP(in *inst) *cpu.Fault {
 	v := &c.v
 	var r vreg128
+	var flags uint32 // the IEEE flags of all elements
 	switch in.op {
 	case opVFA, opVFS, opVFM, opVFD:
 		kind := int(in.op - opVFA) // vfa, vfs, vfm, vfd as bfpAdd..bfpDiv
 		a, b := v[in.r2], v[in.r3]
 		for i := 0; i < elements(in.b); i++ {
 			r[i] = arith64(kind, a[i], b[i])
+			flags |= arithFlags64(kind, a[i], b[i], r[i])
 		}
 	case opVFMA, opVFMS:
 		a, b, d := v[in.r2], v[in.r3], v[in.b]
 		for i := 0; i < elements(in.m); i++ {
 			r[i] = fma64(a[i], b[i], d[i], in.op == opVFMS)
+			addend := d[i]
+			if in.op == opVFMS {
+				addend ^= signBit64
+			}
+			flags |= fmaFlags64(a[i], b[i], addend, r[i])
 		}
 	case opVFSQ:
 		a := v[in.r2]
 		for i := 0; i < elements(in.r3); i++ {
 			r[i] = sqrt64(a[i])
+			flags |= sqrtFlags64(a[i], r[i])
 		}
 	case opVFCE, opVFCH, opVFCHE:
 		a, b := v[in.r2], v[in.r3]
 		hits, n := 0, elements(in.b)
 		for i := 0; i < n; i++ {
 			var t bool
+			flags |= compareFlags(a[i], b[i], in.b&4 != 0) // SQ: signal on any NaN
 			if cc := cmp64(a[i], b[i]); cc != 3 {
 				switch in.op {
 				case opVFCE:
@@ -831,32 +841,43 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 		}
 	case opWFC, opWFK:
 		c.cc = cmp64(v[in.r1][0], v[in.r2][0])
+		c.fpc |= compareFlags(v[in.r1][0], v[in.r2][0], in.op == opWFK)
 		return nil
 	case opVCDG, opVCDLG, opVCGD, opVCLGD, opVFI:
 		a := v[in.r2]
 		for i := 0; i < elements(in.r3); i++ {
 			switch in.op {
 			case opVCDG:
-				r[i] = signedToBFP(int64(a[i]), &double, in.b)
+				neg, mag := int64(a[i]) < 0, a[i]
+				if neg {
+					mag = -mag
+				}
+				r[i] = intToBFP(neg, mag, &double, in.b)
+				flags |= fromIntFlags(neg, mag, r[i], &double)
 			case opVCDLG:
 				r[i] = intToBFP(false, a[i], &double, in.b)
-			case opVCGD:
-				r[i], _ = toInt(a[i], 64, true, in.b)
-			case opVCLGD:
-				r[i], _ = toInt(a[i], 64, false, in.b)
+				flags |= fromIntFlags(false, a[i], r[i], &double)
+			case opVCGD, opVCLGD:
+				var cc uint8
+				r[i], cc = toInt(a[i], 64, in.op == opVCGD, in.b)
+				flags |= toIntFlags(a[i], cc)
 			default:
 				r[i] = roundIntegral64(a[i], in.b)
+				flags |= integralFlags64(a[i], r[i])
 			}
 		}
 	case opVFLR: // doubles to shorts in the even word elements
 		a := v[in.r2]
 		for i := 0; i < elements(in.r3); i++ {
-			setElem(&r, 2, 2*i, uint64(round64to32(a[i], in.b)))
+			z := round64to32(a[i], in.b)
+			setElem(&r, 2, 2*i, uint64(z))
+			flags |= narrowFlags(a[i], z, in.b)
 		}
 	case opVFLL: // shorts in the even word elements to doubles
 		a := v[in.r2]
 		for i := 0; i < elements(in.r3); i++ {
 			r[i] = ext32to64(uint32(elem(&a, 2, 2*i)))
+			flags |= lengthenFlags(uint32(elem(&a, 2, 2*i)))
 		}
 	case opVFTCI: // the single-element form leaves element 1 (qemu)
 		a := v[in.r2]
@@ -890,6 +911,7 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 		return internalFault(0, in).Fault
 	}
 	v[in.r1] = r
+	c.fpc |= flags
 	return nil
 }
 

@@ -391,6 +391,7 @@ const (
 	opSAR                         // SAR R1,R2
 	opIPM                         // IPM R1
 	opEFPC                        // EFPC R1
+	opSFPC                        // SFPC R1
 	opSTFLE                       // STFLE D2(B2)
 	opLD                          // LD R1,D2(X2,B2)
 	opLDY                         // LDY R1,D2(X2,B2)
@@ -998,6 +999,7 @@ var opInfos = [...]opInfo{
 	opSAR - opFirst:     {"sar", fmtRRE, 4, 0xb24e, 0xff0000000000},     // SET ACCESS
 	opIPM - opFirst:     {"ipm", fmtRRE, 4, 0xb222, 0xff0f00000000},     // INSERT PROGRAM MASK
 	opEFPC - opFirst:    {"efpc", fmtRRE, 4, 0xb38c, 0xff0f00000000},    // EXTRACT FPC
+	opSFPC - opFirst:    {"sfpc", fmtRRE, 4, 0xb384, 0xff0f00000000},    // SET FPC
 	opSTFLE - opFirst:   {"stfle", fmtS, 4, 0xb2b0, 0x0},                // STORE FACILITY LIST EXTENDED
 	opLD - opFirst:      {"ld", fmtRX, 4, 0x6800, 0x0},                  // LOAD (long)
 	opLDY - opFirst:     {"ldy", fmtRXY, 6, 0xed65, 0x0},                // LOAD (long)
