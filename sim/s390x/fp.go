@@ -1,6 +1,9 @@
 package s390x
 
-import "simrun/sim/cpu"
+import (
+	"simrun/sim/cpu"
+	"simrun/sim/ieee"
+)
 
 // Floating-point register access. FPR n is bits 0-63 of vector register
 // n; a short (32-bit) value lives in bits 0-31 and writing one leaves bits
@@ -111,14 +114,14 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 
 	// Lengthening and rounding.
 	case opLDEBR:
-		c.fpc |= lengthenFlags(c.fe(in.r2))
+		c.fpc |= fpc(ieee.Lengthen(c.fe(in.r2)))
 		c.setFD(in.r1, ext32to64(c.fe(in.r2)))
 	case opLDEB:
 		v, f := c.fpMem32(in)
 		if f != nil {
 			return f
 		}
-		c.fpc |= lengthenFlags(v)
+		c.fpc |= fpc(ieee.Lengthen(v))
 		c.setFD(in.r1, ext32to64(v))
 	case opLEDBRA:
 		z := round64to32(c.fd(in.r2), in.m)
@@ -130,7 +133,7 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		kind := bfpKind(in.op)
 		a, b := c.fd(in.r1), c.fd(in.r2)
 		v := arith64(kind, a, b)
-		c.fpc |= arithFlags64(kind, a, b, v)
+		c.fpc |= fpc(ieee.Arith64(ieee.Op(kind), a, b, v))
 		c.setFD(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP64(v)
@@ -143,7 +146,7 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		kind := bfpKind(in.op)
 		a := c.fd(in.r1)
 		v := arith64(kind, a, b)
-		c.fpc |= arithFlags64(kind, a, b, v)
+		c.fpc |= fpc(ieee.Arith64(ieee.Op(kind), a, b, v))
 		c.setFD(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP64(v)
@@ -152,7 +155,7 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		kind := bfpKind(in.op)
 		a, b := c.fe(in.r1), c.fe(in.r2)
 		v := arith32(kind, a, b)
-		c.fpc |= arithFlags32(kind, a, b, v)
+		c.fpc |= fpc(ieee.Arith32(ieee.Op(kind), a, b, v))
 		c.setFE(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP32(v)
@@ -165,7 +168,7 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		kind := bfpKind(in.op)
 		a := c.fe(in.r1)
 		v := arith32(kind, a, b)
-		c.fpc |= arithFlags32(kind, a, b, v)
+		c.fpc |= fpc(ieee.Arith32(ieee.Op(kind), a, b, v))
 		c.setFE(in.r1, v)
 		if kind <= bfpSub {
 			c.cc = ccFP32(v)
@@ -190,7 +193,7 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 	case opSQDBR:
 		a := c.fd(in.r2)
 		v := sqrt64(a)
-		c.fpc |= sqrtFlags64(a, v)
+		c.fpc |= fpc(ieee.Sqrt64(a, v))
 		c.setFD(in.r1, v)
 	case opSQDB:
 		b, f := c.fpMem64(in)
@@ -198,11 +201,11 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 			return f
 		}
 		v := sqrt64(b)
-		c.fpc |= sqrtFlags64(b, v)
+		c.fpc |= fpc(ieee.Sqrt64(b, v))
 		c.setFD(in.r1, v)
 	case opSQEBR:
 		v := sqrt32(c.fe(in.r2))
-		c.fpc |= sqrtFlags32(c.fe(in.r2), v)
+		c.fpc |= fpc(ieee.Sqrt32(c.fe(in.r2), v))
 		c.setFE(in.r1, v)
 	case opSQEB:
 		b, f := c.fpMem32(in)
@@ -210,30 +213,30 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 			return f
 		}
 		v := sqrt32(b)
-		c.fpc |= sqrtFlags32(b, v)
+		c.fpc |= fpc(ieee.Sqrt32(b, v))
 		c.setFE(in.r1, v)
 
 	// Comparison (compare and signal differs only in IEEE flags).
 	case opCDBR, opKDBR:
 		c.cc = cmp64(c.fd(in.r1), c.fd(in.r2))
-		c.fpc |= compareFlags(c.fd(in.r1), c.fd(in.r2), in.op == opKDBR)
+		c.fpc |= fpc(ieee.Compare64(c.fd(in.r1), c.fd(in.r2), in.op == opKDBR))
 	case opCDB, opKDB:
 		b, f := c.fpMem64(in)
 		if f != nil {
 			return f
 		}
 		c.cc = cmp64(c.fd(in.r1), b)
-		c.fpc |= compareFlags(c.fd(in.r1), b, in.op == opKDB)
+		c.fpc |= fpc(ieee.Compare64(c.fd(in.r1), b, in.op == opKDB))
 	case opCEBR, opKEBR:
 		c.cc = cmp64(ext32to64(c.fe(in.r1)), ext32to64(c.fe(in.r2)))
-		c.fpc |= compareFlags32(c.fe(in.r1), c.fe(in.r2), in.op == opKEBR)
+		c.fpc |= fpc(ieee.Compare32(c.fe(in.r1), c.fe(in.r2), in.op == opKEBR))
 	case opCEB, opKEB:
 		b, f := c.fpMem32(in)
 		if f != nil {
 			return f
 		}
 		c.cc = cmp64(ext32to64(c.fe(in.r1)), ext32to64(b))
-		c.fpc |= compareFlags32(c.fe(in.r1), b, in.op == opKEB)
+		c.fpc |= fpc(ieee.Compare32(c.fe(in.r1), b, in.op == opKEB))
 	case opTCDB: // the "address" is the class mask
 		c.cc = b2u(uint16(c.fpAddr(in))&0xfff&dataClass(c.fd(in.r1), 52) != 0)
 	case opTCEB:
@@ -278,11 +281,11 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 	// Round to integral value.
 	case opFIDBRA:
 		z := roundIntegral64(c.fd(in.r2), in.m)
-		c.fpc |= inexactControl(in, integralFlags64(c.fd(in.r2), z))
+		c.fpc |= inexactControl(in, fpc(ieee.Integral64(c.fd(in.r2), z)))
 		c.setFD(in.r1, z)
 	case opFIEBRA:
 		z := roundIntegral32(c.fe(in.r2), in.m)
-		c.fpc |= inexactControl(in, integralFlags32(c.fe(in.r2), z))
+		c.fpc |= inexactControl(in, fpc(ieee.Integral32(c.fe(in.r2), z)))
 		c.setFE(in.r1, z)
 	default:
 		return internalFault(0, in).Fault
@@ -312,7 +315,7 @@ func (c *Core) fma64(a, b, d uint64, sub bool) uint64 {
 	if sub {
 		d ^= signBit64
 	}
-	c.fpc |= fmaFlags64(a, b, d, v)
+	c.fpc |= fpc(ieee.FMA64(a, b, d, v))
 	return v
 }
 
@@ -321,13 +324,13 @@ func (c *Core) fma32(a, b, d uint32, sub bool) uint32 {
 	if sub {
 		d ^= signBit32
 	}
-	c.fpc |= fmaFlags32(a, b, d, v)
+	c.fpc |= fpc(ieee.FMA32(a, b, d, v))
 	return v
 }
 
 func (c *Core) intToBFP(in *inst, neg bool, mag uint64, f *bfpFormat) uint64 {
 	v := intToBFP(neg, mag, f, in.m)
-	c.fpc |= inexactControl(in, fromIntFlags(neg, mag, v, f))
+	c.fpc |= inexactControl(in, fpc(ieee.FromInt(neg, mag, v, f == &single)))
 	return v
 }
 

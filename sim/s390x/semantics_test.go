@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/sim/cpu"
+	"simrun/sim/ieee"
 )
 
 // machine runs code (hex instructions, then svc 248) in a tiny machine
@@ -271,7 +272,7 @@ func TestArithFlagsSpecial(t *testing.T) {
 		{"division by zero", bfpDiv, one64, 0, inf64, one32, 0, inf32, fpcDivZero},
 		{"exact", bfpAdd, one64, one64, 0x4000000000000000, one32, one32, 0x40000000, 0},
 	} {
-		require.Equal(t, c.want, arithFlags64(c.kind, c.a, c.b, c.z), "%s (double)", c.name)
-		require.Equal(t, c.want, arithFlags32(c.kind, c.a3, c.b3, c.z3), "%s (single)", c.name)
+		require.Equal(t, c.want, fpc(ieee.Arith64(ieee.Op(c.kind), c.a, c.b, c.z)), "%s (double)", c.name)
+		require.Equal(t, c.want, fpc(ieee.Arith32(ieee.Op(c.kind), c.a3, c.b3, c.z3)), "%s (single)", c.name)
 	}
 }

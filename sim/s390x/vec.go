@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"simrun/sim/cpu"
+	"simrun/sim/ieee"
 )
 
 // The vector facility of the z13: 32 registers of 128 bits, elements
@@ -797,7 +798,7 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 		a, b := v[in.r2], v[in.r3]
 		for i := 0; i < elements(in.b); i++ {
 			r[i] = arith64(kind, a[i], b[i])
-			flags |= arithFlags64(kind, a[i], b[i], r[i])
+			flags |= fpc(ieee.Arith64(ieee.Op(kind), a[i], b[i], r[i]))
 		}
 	case opVFMA, opVFMS:
 		a, b, d := v[in.r2], v[in.r3], v[in.b]
@@ -807,20 +808,20 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 			if in.op == opVFMS {
 				addend ^= signBit64
 			}
-			flags |= fmaFlags64(a[i], b[i], addend, r[i])
+			flags |= fpc(ieee.FMA64(a[i], b[i], addend, r[i]))
 		}
 	case opVFSQ:
 		a := v[in.r2]
 		for i := 0; i < elements(in.r3); i++ {
 			r[i] = sqrt64(a[i])
-			flags |= sqrtFlags64(a[i], r[i])
+			flags |= fpc(ieee.Sqrt64(a[i], r[i]))
 		}
 	case opVFCE, opVFCH, opVFCHE:
 		a, b := v[in.r2], v[in.r3]
 		hits, n := 0, elements(in.b)
 		for i := 0; i < n; i++ {
 			var t bool
-			flags |= compareFlags(a[i], b[i], in.b&4 != 0) // SQ: signal on any NaN
+			flags |= fpc(ieee.Compare64(a[i], b[i], in.b&4 != 0)) // SQ: signal on any NaN
 			if cc := cmp64(a[i], b[i]); cc != 3 {
 				switch in.op {
 				case opVFCE:
@@ -841,7 +842,7 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 		}
 	case opWFC, opWFK:
 		c.cc = cmp64(v[in.r1][0], v[in.r2][0])
-		c.fpc |= compareFlags(v[in.r1][0], v[in.r2][0], in.op == opWFK)
+		c.fpc |= fpc(ieee.Compare64(v[in.r1][0], v[in.r2][0], in.op == opWFK))
 		return nil
 	case opVCDG, opVCDLG, opVCGD, opVCLGD, opVFI:
 		a := v[in.r2]
@@ -853,17 +854,17 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 					mag = -mag
 				}
 				r[i] = intToBFP(neg, mag, &double, in.b)
-				flags |= fromIntFlags(neg, mag, r[i], &double)
+				flags |= fpc(ieee.FromInt(neg, mag, r[i], false))
 			case opVCDLG:
 				r[i] = intToBFP(false, a[i], &double, in.b)
-				flags |= fromIntFlags(false, a[i], r[i], &double)
+				flags |= fpc(ieee.FromInt(false, a[i], r[i], false))
 			case opVCGD, opVCLGD:
 				var cc uint8
 				r[i], cc = toInt(a[i], 64, in.op == opVCGD, in.b)
 				flags |= toIntFlags(a[i], cc)
 			default:
 				r[i] = roundIntegral64(a[i], in.b)
-				flags |= integralFlags64(a[i], r[i])
+				flags |= fpc(ieee.Integral64(a[i], r[i]))
 			}
 		}
 	case opVFLR: // doubles to shorts in the even word elements
@@ -877,7 +878,7 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 		a := v[in.r2]
 		for i := 0; i < elements(in.r3); i++ {
 			r[i] = ext32to64(uint32(elem(&a, 2, 2*i)))
-			flags |= lengthenFlags(uint32(elem(&a, 2, 2*i)))
+			flags |= fpc(ieee.Lengthen(uint32(elem(&a, 2, 2*i))))
 		}
 	case opVFTCI: // the single-element form leaves element 1 (qemu)
 		a := v[in.r2]
