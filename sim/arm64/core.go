@@ -75,6 +75,7 @@ func (c *Core) State(s *cpu.State) {
 	copy(s.GPR, c.x[:31])
 	s.GPR[31] = c.x[rSP]
 	s.Flags = uint64(c.nzcv)
+	s.FPSR = uint64(c.fpsr)
 	if len(s.Vec) != 32 {
 		s.Vec = make([][2]uint64, 32)
 	}

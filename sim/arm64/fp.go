@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"simrun/sim/cpu"
+	"simrun/sim/ieee"
 )
 
 // Floating point on raw bit patterns with the Arm rules the host FPU does
@@ -46,11 +47,35 @@ func (c *Core) defaultNaN(t uint8) uint64 {
 	return defNaN32
 }
 
+// raise sets IEEE exception flags in the FPSR (cumulative, bits 0-4 in
+// ieee.Flags' order; Linux runs programs with every trap disabled).
+func (c *Core) raise(f ieee.Flags) { c.fpsr |= uint32(f) }
+
+// arithFlags raises the flags of a kind b = r in precision t (0 single,
+// 1 double).
+func (c *Core) arithFlags(t uint8, kind uint8, a, b, r uint64) {
+	op := ieee.Add
+	switch kind {
+	case fSub, fAbd:
+		op = ieee.Sub
+	case fMul, fMulx:
+		op = ieee.Mul
+	case fDiv:
+		op = ieee.Div
+	}
+	if t == 1 {
+		c.raise(ieee.Arith64(op, a, b, r))
+	} else {
+		c.raise(ieee.Arith32(op, uint32(a), uint32(b), uint32(r)))
+	}
+}
+
 // processNaNs returns the NaN result for operands ops (in the
 // architecture's priority order), or ok false if none is a NaN.
 func (c *Core) processNaNs(t uint8, ops ...uint64) (uint64, bool) {
 	for _, v := range ops {
 		if isSNaN(t, v) {
+			c.raise(ieee.Invalid)
 			return c.nanResult(t, v), true
 		}
 	}
@@ -116,10 +141,43 @@ func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
 	} else {
 		r = b32(arith(kind, f32(a), f32(b)))
 	}
+	switch {
+	case kind == fMulx && fpIsInf(t, a) != fpIsInf(t, b) && (fpIsZero(t, a) || fpIsZero(t, b)):
+		// infinity times zero is ±2, exactly
+	case kind == fAbd:
+		// |a - b|: the subtraction's flags (the absolute value is exact)
+		c.arithFlags(t, fSub, a, b, fpSub(t, a, b))
+	default:
+		c.arithFlags(t, kind, a, b, r)
+	}
 	if isNaN(t, r) { // invalid operation
 		r = c.defaultNaN(t)
 	}
 	return r
+}
+
+func fpIsInf(t uint8, v uint64) bool {
+	if t == 1 {
+		return v&^signBit(1) == 0x7ff0000000000000
+	}
+	return uint32(v)&0x7fffffff == 0x7f800000
+}
+
+func fpIsZero(t uint8, v uint64) bool { return v&^signBit(t)&fpMask(t) == 0 }
+
+func fpMask(t uint8) uint64 {
+	if t == 1 {
+		return ^uint64(0)
+	}
+	return 0xffffffff
+}
+
+// fpSub is a - b in precision t (for the sign of fabd's difference).
+func fpSub(t uint8, a, b uint64) uint64 {
+	if t == 1 {
+		return b64(f64(a) - f64(b))
+	}
+	return b32(f32(a) - f32(b))
 }
 
 // arith is the arithmetic of fpBinary on non-NaN operands, in either
@@ -197,6 +255,7 @@ func (c *Core) fpFMA(t uint8, addend, n, m uint64, negProduct, negAddend bool) u
 		infZero = (isInf32(x) && y == 0) || (x == 0 && isInf32(y))
 	}
 	if isNaN(t, addend) && !isSNaN(t, addend) && !isSNaN(t, n) && !isSNaN(t, m) && infZero {
+		c.raise(ieee.Invalid)
 		return c.defaultNaN(t)
 	}
 	if r, ok := c.processNaNs(t, addend, n, m); ok {
@@ -205,8 +264,10 @@ func (c *Core) fpFMA(t uint8, addend, n, m uint64, negProduct, negAddend bool) u
 	var r uint64
 	if t == 1 {
 		r = b64(math.FMA(f64(n), f64(m), f64(addend)))
+		c.raise(ieee.FMA64(n, m, addend, r))
 	} else {
 		r = b32(fma32(f32(n), f32(m), f32(addend)))
+		c.raise(ieee.FMA32(uint32(n), uint32(m), uint32(addend), uint32(r)))
 	}
 	if isNaN(t, r) {
 		r = c.defaultNaN(t)
@@ -255,8 +316,10 @@ func (c *Core) fpSqrt(t uint8, a uint64) uint64 {
 	var r uint64
 	if t == 1 {
 		r = b64(math.Sqrt(f64(a)))
+		c.raise(ieee.Sqrt64(a, r))
 	} else {
 		r = b32(float32(math.Sqrt(float64(f32(a))))) // exact: sqrt is correctly rounded via double
+		c.raise(ieee.Sqrt32(uint32(a), uint32(r)))
 	}
 	if isNaN(t, r) {
 		r = c.defaultNaN(t)
@@ -264,8 +327,10 @@ func (c *Core) fpSqrt(t uint8, a uint64) uint64 {
 	return r
 }
 
-// fpCompare returns NZCV for a compare.
-func fpCompare(t uint8, a, b uint64) uint32 {
+// fpCompare returns NZCV for a compare; signal (fcmpe) makes any NaN
+// operand invalid, not only a signaling one.
+func (c *Core) fpCompare(t uint8, a, b uint64, signal bool) uint32 {
+	c.compareFlags(t, a, b, signal)
 	if isNaN(t, a) || isNaN(t, b) {
 		return 0b0011
 	}
@@ -284,6 +349,16 @@ func fpCompare(t uint8, a, b uint64) uint32 {
 	return 0b0010
 }
 
+// compareFlags raises invalid for a signaling NaN operand, or with
+// signal for any NaN.
+func (c *Core) compareFlags(t uint8, a, b uint64, signal bool) {
+	if t == 1 {
+		c.raise(ieee.Compare64(a, b, signal))
+	} else {
+		c.raise(ieee.Compare32(uint32(a), uint32(b), signal))
+	}
+}
+
 func roundF(v float64, mode uint8) float64 {
 	switch mode {
 	case rnPos:
@@ -298,19 +373,28 @@ func roundF(v float64, mode uint8) float64 {
 	return math.RoundToEven(v)
 }
 
-func (c *Core) fpRoundInt(t uint8, a uint64, mode uint8) uint64 {
+// fpRoundInt is frint*: only frintx (exact) raises inexact.
+func (c *Core) fpRoundInt(t uint8, a uint64, mode uint8, exact bool) uint64 {
 	if r, ok := c.processNaNs(t, a); ok {
 		return r
 	}
+	var r uint64
 	if t == 1 {
-		return b64(roundF(f64(a), mode))
+		r = b64(roundF(f64(a), mode))
+	} else {
+		r = b32(float32(roundF(float64(f32(a)), mode)))
 	}
-	return b32(float32(roundF(float64(f32(a)), mode)))
+	if exact && r != a {
+		c.raise(ieee.Inexact)
+	}
+	return r
 }
 
-// fpToInt converts with rounding mode and saturation; NaN gives 0.
-func fpToInt(t uint8, a uint64, mode uint8, signed bool, width uint, fbits uint) uint64 {
+// fpToInt converts with rounding mode and saturation; NaN gives 0. A NaN
+// or a value out of range is invalid, a fraction rounded off inexact.
+func (c *Core) fpToInt(t uint8, a uint64, mode uint8, signed bool, width uint, fbits uint) uint64 {
 	if isNaN(t, a) {
+		c.raise(ieee.Invalid)
 		return 0
 	}
 	var v float64
@@ -322,34 +406,51 @@ func fpToInt(t uint8, a uint64, mode uint8, signed bool, width uint, fbits uint)
 	if fbits != 0 {
 		v = math.Ldexp(v, int(fbits))
 	}
+	exact := v
 	v = roundF(v, mode)
+	r, inRange := saturate(v, signed, width)
+	switch {
+	case !inRange:
+		c.raise(ieee.Invalid)
+	case v != exact:
+		c.raise(ieee.Inexact)
+	}
+	return r
+}
+
+// saturate converts the integral v to a width-bit integer, saturating; ok
+// is false if v was out of range.
+func saturate(v float64, signed bool, width uint) (r uint64, ok bool) {
 	if signed {
 		hi := math.Ldexp(1, int(width-1)) // 2^(w-1)
 		switch {
 		case v >= hi:
-			return uint64(1)<<(width-1) - 1
+			return uint64(1)<<(width-1) - 1, false
 		case v < -hi:
-			return 1 << (width - 1)
+			return 1 << (width - 1), false
 		}
-		r := uint64(int64(v))
-		return r & mask(uint32(width))
+		return uint64(int64(v)) & mask(uint32(width)), true
 	}
 	hi := math.Ldexp(1, int(width))
 	switch {
 	case v >= hi:
-		return mask(uint32(width))
-	case v <= 0:
-		return 0
+		return mask(uint32(width)), false
+	case v < 0:
+		return 0, false
+	case v >= 1<<63:
+		return uint64(v-(1<<63)) | 1<<63, true
 	}
-	if v >= 1<<63 {
-		return uint64(v-(1<<63)) | 1<<63
-	}
-	return uint64(v)
+	return uint64(v), true
 }
 
 // intToFP converts a 32- or 64-bit integer (already extended to 64 bits)
-// with fbits fraction bits, rounding to nearest even.
-func intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
+// with fbits fraction bits, rounding to nearest even; inexact when the
+// integer does not convert exactly (the scaling by 2^-fbits is exact).
+func (c *Core) intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
+	neg, mag := signed && int64(v) < 0, v
+	if neg {
+		mag = -v
+	}
 	if t == 1 {
 		var f float64
 		if signed {
@@ -357,6 +458,7 @@ func intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
 		} else {
 			f = float64(v)
 		}
+		c.raise(ieee.FromInt(neg, mag, b64(f), false))
 		if fbits != 0 {
 			f = math.Ldexp(f, -int(fbits))
 		}
@@ -368,6 +470,7 @@ func intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
 	} else {
 		f = float32(v)
 	}
+	c.raise(ieee.FromInt(neg, mag, b32(f), true))
 	if fbits != 0 {
 		f = float32(math.Ldexp(float64(f), -int(fbits)))
 	}
@@ -398,6 +501,9 @@ func (c *Core) fpConvert(from, to uint8, a uint64) uint64 {
 		f = half2float(uint16(a))
 	}
 	if nan {
+		if payload>>63 == 0 { // signaling
+			c.raise(ieee.Invalid)
+		}
 		if c.fpcr&fpcrDN != 0 {
 			switch to {
 			case 0:
@@ -418,11 +524,16 @@ func (c *Core) fpConvert(from, to uint8, a uint64) uint64 {
 	}
 	switch to {
 	case 0:
-		return b32(float32(f))
+		r := float32(f)
+		c.raise(ieee.Rounded(f, float64(r), 0x1p-126, isInf32(r) && !math.IsInf(f, 0)))
+		return b32(r)
 	case 1:
 		return b64(f)
 	}
-	return uint64(float2half(f))
+	h := float2half(f)
+	r := half2float(h)
+	c.raise(ieee.Rounded(f, r, 0x1p-14, math.IsInf(r, 0) && !math.IsInf(f, 0)))
+	return uint64(h)
 }
 
 func half2float(h uint16) float64 {
@@ -505,7 +616,7 @@ func (c *Core) execFP(in *inst, pc uint64) *cpu.Fault {
 	case opFcvt:
 		c.fset(in.rd, in.b, c.fpConvert(t, in.b, c.fget(in.rn)))
 	case opFrint:
-		c.fset(in.rd, t, c.fpRoundInt(t, c.fget(in.rn), roundMode(in.b)))
+		c.fset(in.rd, t, c.fpRoundInt(t, c.fget(in.rn), roundMode(in.b), in.b == rnExact))
 	case opFadd, opFsub, opFmul, opFdiv, opFmax, opFmin, opFmaxnm, opFminnm, opFnmul:
 		c.fset(in.rd, t, c.fpBinary(uint8(in.op-opFadd+fAdd)&0xff, t, c.fget(in.rn), c.fget(in.rm)))
 	case opFmadd:
@@ -521,10 +632,10 @@ func (c *Core) execFP(in *inst, pc uint64) *cpu.Fault {
 		if in.b&2 != 0 {
 			b = 0
 		}
-		c.nzcv = fpCompare(t, c.fget(in.rn), b)
+		c.nzcv = c.fpCompare(t, c.fget(in.rn), b, in.b&1 != 0) // fcmpe signals
 	case opFccmp:
 		if c.cond(in.ra) {
-			c.nzcv = fpCompare(t, c.fget(in.rn), c.fget(in.rm))
+			c.nzcv = c.fpCompare(t, c.fget(in.rn), c.fget(in.rm), in.b != 0) // fccmpe signals
 		} else {
 			c.nzcv = uint32(in.imm)
 		}
@@ -559,7 +670,7 @@ func (c *Core) execFP(in *inst, pc uint64) *cpu.Fault {
 		if in.b>>4&1 == 1 {
 			width = 64
 		}
-		r := fpToInt(t, c.fget(in.rn), in.b&7, in.b>>3&1 == 1, width, uint(in.imm))
+		r := c.fpToInt(t, c.fget(in.rn), in.b&7, in.b>>3&1 == 1, width, uint(in.imm))
 		if width == 32 {
 			r = uint64(uint32(r))
 		}
@@ -574,7 +685,7 @@ func (c *Core) execFP(in *inst, pc uint64) *cpu.Fault {
 				v = uint64(uint32(v))
 			}
 		}
-		c.fset(in.rd, t, intToFP(t, v, signed, uint(in.imm)))
+		c.fset(in.rd, t, c.intToFP(t, v, signed, uint(in.imm)))
 	case opSimd:
 		return c.execSIMD(in, pc)
 	case opSimdImm:

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"simrun/sim/cpu"
+	"simrun/sim/ieee"
 )
 
 // AdvSIMD execution on 128-bit values held as {bits 63:0, bits 127:64}.
@@ -271,6 +272,7 @@ func (c *Core) qdmull(x, y uint64, es uint8) int64 {
 }
 
 func (c *Core) fcmp(kind int, t uint8, x, y uint64) uint64 {
+	c.compareFlags(t, x, y, kind != vFcmeq && kind != vFcmeq0) // the ordered compares signal
 	if isNaN(t, x) || isNaN(t, y) {
 		return 0
 	}
@@ -744,7 +746,7 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 		}
 	case vFrint:
 		for i := 0; i < n; i++ {
-			setLane(&r, es, i, c.fpRoundInt(t, lane(a, es, i), roundMode(uint8(imm))))
+			setLane(&r, es, i, c.fpRoundInt(t, lane(a, es, i), roundMode(uint8(imm)), imm == rnExact))
 		}
 	case vFcvti, vFcvtzFix:
 		mode, fbits := uint8(imm), uint(0)
@@ -752,7 +754,7 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 			mode, fbits = rnZero, uint(imm)
 		}
 		for i := 0; i < n; i++ {
-			setLane(&r, es, i, fpToInt(t, lane(a, es, i), mode, !uns, uint(8<<es), fbits))
+			setLane(&r, es, i, c.fpToInt(t, lane(a, es, i), mode, !uns, uint(8<<es), fbits))
 		}
 	case vIcvtf, vIcvtfFix:
 		fbits := uint(0)
@@ -760,7 +762,7 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 			fbits = uint(imm)
 		}
 		for i := 0; i < n; i++ {
-			setLane(&r, es, i, intToFP(t, ext(lane(a, es, i), es), !uns, fbits))
+			setLane(&r, es, i, c.intToFP(t, ext(lane(a, es, i), es), !uns, fbits))
 		}
 	case vFrecpx:
 		setLane(&r, es, 0, c.fpRecpx(t, lane(a, es, 0)))
@@ -1148,7 +1150,10 @@ func (c *Core) fcvtRoundOdd(x uint64) uint64 {
 		if math.Abs(float64(s)) > math.Abs(f) {
 			tz = math.Nextafter32(s, 0)
 		}
-		return b32(tz) | 1
+		r := b32(tz) | 1
+		// overflow only from 2^128 up: below, the truncation stays finite
+		c.raise(ieee.Rounded(f, float64(f32(r)), 0x1p-126, math.Abs(f) >= 0x1p128))
+		return r
 	}
 	return b32(s)
 }
@@ -1240,10 +1245,12 @@ func (c *Core) fpRecipEstimate(t uint8, x uint64) uint64 {
 	case exp == maxExp: // infinity
 		return sign
 	case exp == 0 && frac == 0:
+		c.raise(ieee.DivByZero)
 		return sign | infBits(t)
 	}
 	// |x| < 2^-128 (single) or 2^-1024 (double): the reciprocal overflows
 	if exp == 0 && frac>>50 == 0 {
+		c.raise(ieee.Overflow | ieee.Inexact)
 		return sign | infBits(t)
 	}
 	if exp == 0 {
@@ -1302,8 +1309,10 @@ func (c *Core) fpRSqrtEstimate(t uint8, x uint64) uint64 {
 	}
 	switch {
 	case exp == 0 && frac == 0:
+		c.raise(ieee.DivByZero)
 		return x&signBit(t) | infBits(t)
 	case sign:
+		c.raise(ieee.Invalid)
 		return c.defaultNaN(t)
 	case exp == maxExp:
 		return 0

@@ -150,6 +150,7 @@ type State struct {
 	GPR   []uint64    // Arch.GPRNames order
 	Flags uint64      // NZCV (N=8 Z=4 C=2 V=1) or the condition code
 	Vec   [][2]uint64 // [i][0] = bits 127:64, [i][1] = bits 63:0
+	FPSR  uint64      // arm64 FPSR (the s390x FPC is not in qemu's log)
 }
 
 // Clone returns a deep copy of s.

@@ -186,6 +186,9 @@ func (d *differ) step(r *oracle.Record) error {
 	if d.flagsLive && uint64(r.F) != d.st.Flags {
 		diffs = append(diffs, fmt.Sprintf("%s: qemu %d simrun %d", m.Arch.FlagsName, r.F, d.st.Flags))
 	}
+	if d.fp && uint64(r.FPSR) != d.st.FPSR {
+		diffs = append(diffs, fmt.Sprintf("fpsr: qemu 0x%08x simrun 0x%08x", r.FPSR, d.st.FPSR))
+	}
 	if d.fp {
 		for i, v := range d.st.Vec {
 			if i < len(r.V) && r.V[i] != v {

@@ -103,6 +103,9 @@ type Record struct {
 	// without the vector facility qemu only shows f0..f15; then V[i][0] =
 	// fi and everything else is zero.
 	V [32][2]uint64
+	// FPSR is arm64's floating-point status register (only with
+	// Options.FP; 0 on s390x, whose log shows no FPC).
+	FPSR uint32
 }
 
 // Result describes a finished qemu run.

@@ -416,6 +416,8 @@ func (p *parser) regs(l []byte) error {
 		case string(name) == "PSTATE":
 			bit = haveFlags
 			p.rec.F = uint8(v>>28) & 0xf
+		case string(name) == "FPSR":
+			p.rec.FPSR = uint32(v)
 		}
 		if p.have&bit != 0 || p.vhave&vbit != 0 {
 			return p.dup(name, l)

@@ -1,0 +1,55 @@
+package arm64
+
+import (
+	"math"
+	"testing"
+)
+
+// TestFPSRFlags pins the arm64 parts of the IEEE flag rules (the lockstep
+// with qemu compares the FPSR after every instruction; these are the
+// cases where arm64 differs from s390x or from the plain operation): an
+// out-of-range conversion is invalid only, only frintx signals inexact,
+// fcmpe signals on a quiet NaN, fmulx of infinity by zero is exact, the
+// estimates divide by zero, and round-to-odd overflows only from 2^128.
+func TestFPSRFlags(t *testing.T) {
+	_, c := pauthMachine(t, []uint32{0xd65f03c0}, false, 1)
+	const ioc, dzc, ofc, ixc = 1, 2, 4, 16
+	inf := b64(math.Inf(1))
+	cases := []struct {
+		name string
+		run  func()
+		want uint32
+	}{
+		{"fcvtzs of a NaN", func() { c.fpToInt(1, defNaN64, rnZero, true, 64, 0) }, ioc},
+		{"fcvtzs out of range", func() { c.fpToInt(1, b64(1e300), rnZero, true, 64, 0) }, ioc},
+		{"fcvtzu of -1", func() { c.fpToInt(1, b64(-1), rnZero, false, 32, 0) }, ioc},
+		{"fcvtzs of 2.5", func() { c.fpToInt(1, b64(2.5), rnZero, true, 64, 0) }, ixc},
+		{"fcvtzs of 2.5 with one fraction bit", func() { c.fpToInt(1, b64(2.5), rnZero, true, 64, 1) }, 0},
+		{"scvtf of 2^63-1 to double", func() { c.intToFP(1, 1<<63-1, true, 0) }, ixc},
+		{"scvtf of -2^40 to single", func() { c.intToFP(0, ^uint64(1<<40-1), true, 0) }, 0},
+		{"frinta of 2.5", func() { c.fpRoundInt(1, b64(2.5), rnAway, false) }, 0},
+		{"frintx of 2.5", func() { c.fpRoundInt(1, b64(2.5), rnEven, true) }, ixc},
+		{"fcmp of a quiet NaN", func() { c.fpCompare(1, defNaN64, b64(1), false) }, 0},
+		{"fcmpe of a quiet NaN", func() { c.fpCompare(1, defNaN64, b64(1), true) }, ioc},
+		{"fcmp of a signaling NaN", func() { c.fpCompare(0, 0x7f800001, b32(1), false) }, ioc},
+		{"fmulx of infinity by zero", func() { c.fpBinary(fMulx, 1, inf, 0) }, 0},
+		{"fmul of infinity by zero", func() { c.fpBinary(fMul, 1, inf, 0) }, ioc},
+		{"fabd rounds as the subtraction", func() { c.fpBinary(fAbd, 1, b64(1), b64(1e-30)) }, ixc},
+		{"fdiv by zero", func() { c.fpBinary(fDiv, 0, b32(1), 0) }, dzc},
+		{"fmadd of infinity times zero plus a quiet NaN", func() { c.fpFMA(1, defNaN64, inf, 0, false, false) }, ioc},
+		{"frecpe of zero", func() { c.fpRecipEstimate(1, 0) }, dzc},
+		{"frecpe of 2^-1030", func() { c.fpRecipEstimate(1, b64(0x1p-1030)) }, ofc | ixc},
+		{"frsqrte of -1", func() { c.fpRSqrtEstimate(1, b64(-1)) }, ioc},
+		{"fcvtxn of 2^128", func() { c.fcvtRoundOdd(b64(0x1p128)) }, ofc | ixc},
+		{"fcvtxn just above the largest single", func() { c.fcvtRoundOdd(b64(math.MaxFloat32 + 0x1p103)) }, ixc},
+		{"fcvt of a signaling NaN", func() { c.fpConvert(1, 0, 0x7ff0000000000001) }, ioc},
+		{"fcvt to half of 1e5", func() { c.fpConvert(1, 3, b64(1e5)) }, ofc | ixc},
+	}
+	for _, tc := range cases {
+		c.fpsr = 0
+		tc.run()
+		if c.fpsr != tc.want {
+			t.Errorf("%s: FPSR %#x, want %#x", tc.name, c.fpsr, tc.want)
+		}
+	}
+}
