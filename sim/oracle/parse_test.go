@@ -159,7 +159,7 @@ func fakeARM64(b *strings.Builder, pc, x0 uint64, fp bool) {
 		b.WriteString("\n")
 		return
 	}
-	b.WriteString("     FPCR=00000000 FPSR=00000000\n")
+	fmt.Fprintf(b, "     FPCR=00000000 FPSR=%08x\n", 0x08000000|uint32(x0)<<4) // QC and flags from x0
 	for i := 0; i < 32; i++ {
 		sep := " "
 		if i&1 == 1 {
@@ -239,6 +239,9 @@ func TestParseSyntheticARM64(t *testing.T) {
 	r := recs[1]
 	if r.N != 1 || r.PC != 0x1004 || r.R[0] != 2 || r.R[30] != 30*0x1111 || r.R[31] != 0x5500800e60 || r.F != 6 {
 		t.Fatalf("record %+v", r)
+	}
+	if r.FPSR != 0x08000020 {
+		t.Fatalf("FPSR = %#x, want 0x08000020", r.FPSR)
 	}
 	if r.V[5] != [2]uint64{5<<56 | 1, 7} {
 		t.Fatalf("V[5] = %#x, want {high, low} = {0x0500000000000001, 7}", r.V[5])
