@@ -40,6 +40,28 @@ func isSNaN64(b uint64) bool { return isNaN64(b) && b&(1<<51) == 0 }
 func isNaN32(b uint32) bool  { return b&^(1<<31) > 0x7f800000 }
 func isSNaN32(b uint32) bool { return isNaN32(b) && b&(1<<22) == 0 }
 
+// nanFlags64 and nanFlags32 report a NaN operand of a one-operand
+// operation with its flags: invalid if it signals.
+func nanFlags64(a uint64) (Flags, bool) {
+	if !isNaN64(a) {
+		return 0, false
+	}
+	if isSNaN64(a) {
+		return Invalid, true
+	}
+	return 0, true
+}
+
+func nanFlags32(a uint32) (Flags, bool) {
+	if !isNaN32(a) {
+		return 0, false
+	}
+	if isSNaN32(a) {
+		return Invalid, true
+	}
+	return 0, true
+}
+
 // widen is the double of a short value that is not a NaN.
 func widen(a uint32) uint64 { return math.Float64bits(float64(math.Float32frombits(a))) }
 
@@ -59,14 +81,11 @@ func Rounded(x, r, tiny float64, overflow bool) Flags {
 // the rounding with an unbounded exponent exceeds it (the caller knows
 // its rounding mode).
 func Narrow(a uint64, z uint32, overflows func(x float64) bool) Flags {
+	if f, ok := nanFlags64(a); ok {
+		return f
+	}
 	x := math.Float64frombits(a)
-	switch {
-	case isNaN64(a):
-		if isSNaN64(a) {
-			return Invalid
-		}
-		return 0
-	case math.IsInf(x, 0):
+	if math.IsInf(x, 0) {
 		return 0
 	}
 	r := float64(math.Float32frombits(z))
@@ -268,11 +287,8 @@ func fmaFinite(a, b, c, z uint64, tiny float64) Flags {
 
 // Sqrt64 are the flags of the double-precision square root of a = z.
 func Sqrt64(a, z uint64) Flags {
-	if isNaN64(a) {
-		if isSNaN64(a) {
-			return Invalid
-		}
-		return 0
+	if f, ok := nanFlags64(a); ok {
+		return f
 	}
 	if isNaN64(z) {
 		return Invalid
@@ -286,11 +302,8 @@ func Sqrt64(a, z uint64) Flags {
 
 // Sqrt32 is Sqrt64 for a short operand.
 func Sqrt32(a, z uint32) Flags {
-	if isNaN32(a) {
-		if isSNaN32(a) {
-			return Invalid
-		}
-		return 0
+	if f, ok := nanFlags32(a); ok {
+		return f
 	}
 	return Sqrt64(widen(a), widen(z))
 }
@@ -337,13 +350,10 @@ func FromInt(neg bool, mag uint64, z uint64, single bool) Flags {
 // Integral64 are the flags of rounding the double a to the integral
 // z: invalid for a signaling NaN, inexact when the value changed.
 func Integral64(a, z uint64) Flags {
-	switch {
-	case isNaN64(a):
-		if isSNaN64(a) {
-			return Invalid
-		}
-		return 0
-	case a != z:
+	if f, ok := nanFlags64(a); ok {
+		return f
+	}
+	if a != z {
 		return Inexact
 	}
 	return 0
@@ -352,11 +362,8 @@ func Integral64(a, z uint64) Flags {
 // Integral32 is Integral64 for a short operand (whose NaNs
 // the widening would quiet).
 func Integral32(a, z uint32) Flags {
-	if isNaN32(a) {
-		if isSNaN32(a) {
-			return Invalid
-		}
-		return 0
+	if f, ok := nanFlags32(a); ok {
+		return f
 	}
 	return Integral64(widen(a), widen(z))
 }
