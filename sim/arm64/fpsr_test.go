@@ -53,3 +53,18 @@ func TestFPSRFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRSqrtStepRange: frsqrts rounds (3 - a*b)/2 once, so a product whose
+// difference from 3 overflows while its half does not gives the finite
+// half (qemu; the random tests found it at 300 programs).
+func TestRSqrtStepRange(t *testing.T) {
+	_, c := pauthMachine(t, []uint32{0xd65f03c0}, false, 1)
+	x := b32(0x1p64)
+	if got, want := c.fpStep(0, x, x, true), b32(-0x1p127); got != want {
+		t.Errorf("frsqrts 2^64, 2^64 = %#x, want %#x", got, want)
+	}
+	x = b64(0x1p512)
+	if got, want := c.fpStep(1, x, x, true), b64(-0x1p1023); got != want {
+		t.Errorf("frsqrts 2^512, 2^512 (double) = %#x, want %#x", got, want)
+	}
+}

@@ -325,17 +325,35 @@ func (c *Core) fpStep(t uint8, a, b uint64, rsqrt bool) uint64 {
 		}
 		return fpConst(t, 2)
 	}
-	var r uint64
 	if rsqrt {
-		r = c.fpFMA(t, fpConst(t, 3), a, b, false, false)
-		if t == 1 {
-			r = b64(f64(r) / 2)
-		} else {
-			r = b32(f32(r) / 2)
+		// (3 - a*b)/2 rounds once, and 3 - a*b may lie beyond the
+		// largest finite value when its half does not: halve the
+		// constant and an operand whose half is exact instead.
+		if h, ok := halve(t, b); ok {
+			return c.fpFMA(t, fpConst(t, 1.5), a, h, false, false)
 		}
-		return r
+		if h, ok := halve(t, a); ok {
+			return c.fpFMA(t, fpConst(t, 1.5), h, b, false, false)
+		}
+		// both tiny: 3 - a*b is about 3, and halving it is exact
+		r := c.fpFMA(t, fpConst(t, 3), a, b, false, false)
+		if t == 1 {
+			return b64(f64(r) / 2)
+		}
+		return b32(f32(r) / 2)
 	}
 	return c.fpFMA(t, fpConst(t, 2), a, b, false, false)
+}
+
+// halve returns v/2 when that is exact (v is not a NaN): infinite, or at
+// least twice the smallest normal magnitude.
+func halve(t uint8, v uint64) (uint64, bool) {
+	if t == 1 {
+		x := f64(v)
+		return b64(x / 2), math.Abs(x) >= 0x1p-1021
+	}
+	x := f32(v)
+	return b32(x / 2), math.Abs(float64(x)) >= 0x1p-125
 }
 
 func fpConst(t uint8, v float64) uint64 {
