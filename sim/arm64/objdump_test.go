@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"simrun/sim/difftest"
 )
 
 // TestDecoderAgainstObjdump checks simrun's decoder against binutils on
@@ -24,7 +26,7 @@ func TestDecoderAgainstObjdump(t *testing.T) {
 	if err != nil {
 		t.Skip("aarch64-linux-gnu-objdump not installed (apt-get install binutils-aarch64-linux-gnu): cannot compare the decoder with binutils")
 	}
-	n := envInt("SIMRUN_OBJDUMP_WORDS", 300000)
+	n := difftest.EnvInt("SIMRUN_OBJDUMP_WORDS", 300000)
 	r := rand.New(rand.NewPCG(7, 7))
 	words := make([]uint32, n)
 	buf := make([]byte, 4*n)

@@ -1,22 +1,16 @@
 package arm64
 
 import (
-	"context"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"simrun/sim/difftest"
 	"simrun/sim/elftest"
-	"simrun/sim/oracle"
 )
 
 // The random differential test goes beyond what the bundled programs
@@ -157,43 +151,9 @@ func randomProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 	return elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, code...), data)
 }
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
-
-// runRandomPrograms builds and compares SIMRUN_RANDOM_PROGRAMS programs
-// (default 12) of SIMRUN_RANDOM_INSNS instructions (default 1500) each.
-func runRandomPrograms(t *testing.T, stream uint64, build func(r *rand.Rand, n int) []byte) {
-	oracle.Require(t, "arm64")
-	programs := envInt("SIMRUN_RANDOM_PROGRAMS", 12)
-	insns := envInt("SIMRUN_RANDOM_INSNS", 1500)
-	dir := t.TempDir()
-	for p := 0; p < programs; p++ {
-		r := rand.New(rand.NewPCG(uint64(p), stream))
-		path := filepath.Join(dir, fmt.Sprintf("random%d", p))
-		if err := os.WriteFile(path, build(r, insns), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 3*insns + 200, FP: true})
-		if err != nil {
-			t.Fatalf("program %d (seed %d): %v", p, p, err)
-		}
-		if res.Compared < res.Insns {
-			t.Fatalf("program %d: compared %d of %d instructions", p, res.Compared, res.Insns)
-		}
-		if res.Fault != "" {
-			t.Logf("program %d ends with a fault in both: %s", p, res.Fault)
-		}
-	}
-	t.Logf("%d programs x %d random instructions agree with qemu", programs, insns)
-}
-
 func TestQemuRandomInstructions(t *testing.T) {
 	skipped := map[string]int{}
-	runRandomPrograms(t, 0x5eed, func(r *rand.Rand, n int) []byte { return randomProgram(r, n, skipped) })
+	difftest.RandomPrograms(t, "arm64", "", 0x5eed, func(r *rand.Rand, n int) []byte { return randomProgram(r, n, skipped) })
 	// Encodings x/arch accepts that simrun treats as undefined: features
 	// this CPU does not have (crypto, FP16, dot product, ...) and a few
 	// encodings the architecture reserves but x/arch decodes anyway (e.g.
@@ -336,5 +296,5 @@ func randomMemProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 
 func TestQemuRandomMemory(t *testing.T) {
 	skipped := map[string]int{}
-	runRandomPrograms(t, 0x3e3, func(r *rand.Rand, n int) []byte { return randomMemProgram(r, n, skipped) })
+	difftest.RandomPrograms(t, "arm64", "", 0x3e3, func(r *rand.Rand, n int) []byte { return randomMemProgram(r, n, skipped) })
 }

@@ -28,8 +28,8 @@ func EnvInt(name string, def int) int {
 // RandomPrograms builds SIMRUN_RANDOM_PROGRAMS programs (default 12) of
 // SIMRUN_RANDOM_INSNS random instructions (default 1500) for arch with
 // build, the random source of program p seeded (p, stream), and compares
-// each with qemu (as CPU model cpu: the one simrun shows, so that
-// instructions such as stfle store the same) in lockstep (up to eight instructions per random one, for
+// each with qemu (as CPU model cpu, "" for qemu's default: the one simrun
+// shows where instructions such as s390x's stfle depend on it) in lockstep (up to eight instructions per random one, for
 // the set-up instructions a generator adds). It returns the number of
 // instructions compared.
 func RandomPrograms(t testing.TB, arch, cpu string, stream uint64, build func(r *rand.Rand, n int) []byte) uint64 {
