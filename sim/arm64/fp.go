@@ -51,8 +51,8 @@ func (c *Core) defaultNaN(t uint8) uint64 {
 // ieee.Flags' order; Linux runs programs with every trap disabled).
 func (c *Core) raise(f ieee.Flags) { c.fpsr |= uint32(f) }
 
-// arithFlags raises the flags of a kind b = r in precision t (0 single,
-// 1 double).
+// arithFlags raises the flags of the operation kind on a and b giving r,
+// in precision t (0 single, 1 double).
 func (c *Core) arithFlags(t uint8, kind uint8, a, b, r uint64) {
 	op := ieee.Add
 	switch kind {
