@@ -458,7 +458,7 @@ func (c *Core) intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
 		} else {
 			f = float64(v)
 		}
-		c.raise(ieee.FromInt(neg, mag, b64(f), false))
+		c.raise(ieee.FromInt(mag, b64(f), false))
 		if fbits != 0 {
 			f = math.Ldexp(f, -int(fbits))
 		}
@@ -470,7 +470,7 @@ func (c *Core) intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
 	} else {
 		f = float32(v)
 	}
-	c.raise(ieee.FromInt(neg, mag, b32(f), true))
+	c.raise(ieee.FromInt(mag, b32(f), true))
 	if fbits != 0 {
 		f = float32(math.Ldexp(float64(f), -int(fbits)))
 	}

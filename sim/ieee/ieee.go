@@ -275,7 +275,7 @@ func fmaFinite(a, b, c, z uint64, tiny float64) Flags {
 	}
 	exact := false
 	if !math.IsInf(r, 0) {
-		exact = exactBig(x, y, w, r, false)
+		exact = exactFMA(x, y, w, r)
 	}
 	return rounded(r, exact, tiny, true, func() bool {
 		p := new(big.Float).SetPrec(3300).SetFloat64(x)
@@ -283,6 +283,20 @@ func fmaFinite(a, b, c, z uint64, tiny float64) Flags {
 		p.Add(p, new(big.Float).SetFloat64(w))
 		return closerToZero(p.Cmp(new(big.Float).SetFloat64(r)), r)
 	})
+}
+
+// exactFMA reports whether x*y + w == r exactly (finite operands). When
+// the product is a double (always for short operands) and far from
+// underflow, one TwoSum decides; otherwise exactBig does.
+func exactFMA(x, y, w, r float64) bool {
+	p := x * y
+	if !math.IsInf(p, 0) && math.Abs(p) > 0x1p-960 && math.FMA(x, y, -p) == 0 {
+		if s := p + w; !math.IsInf(s, 0) {
+			bb := s - p
+			return (p-(s-bb))+(w-bb) == 0 && s == r
+		}
+	}
+	return exactBig(x, y, w, r, false)
 }
 
 // Sqrt64 are the flags of the double-precision square root of a = z.
@@ -326,9 +340,9 @@ func Compare32(a, b uint32, signal bool) Flags {
 	return 0
 }
 
-// FromInt is inexact when the integer (sign and magnitude) did not
-// convert exactly to z, a short value if single, else a double.
-func FromInt(neg bool, mag uint64, z uint64, single bool) Flags {
+// FromInt is inexact when the integer of magnitude mag did not convert
+// exactly to z, a short value if single, else a double.
+func FromInt(mag uint64, z uint64, single bool) Flags {
 	prec := 53
 	r := math.Float64frombits(z)
 	if single {
@@ -337,11 +351,8 @@ func FromInt(neg bool, mag uint64, z uint64, single bool) Flags {
 	if mag < 1<<uint(prec) {
 		return 0
 	}
-	want := new(big.Float).SetUint64(mag)
-	if neg {
-		want.Neg(want)
-	}
-	if want.Cmp(new(big.Float).SetFloat64(r)) != 0 {
+	// r is integral here; below 2^64 it converts back exactly
+	if f := math.Abs(r); f >= 0x1p64 || uint64(f) != mag {
 		return Inexact
 	}
 	return 0

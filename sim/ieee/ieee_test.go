@@ -41,8 +41,8 @@ func TestFlags(t *testing.T) {
 		{"square root of a short signaling NaN", Sqrt32(0x7f800001, 0x7fc00001), Invalid},
 		{"square root of -1", Sqrt64(f64(-1), 0x7ff8000000000000), Invalid},
 		{"lengthening a short signaling NaN", Lengthen(0x7f800001), Invalid},
-		{"int64 max to double", FromInt(false, 1<<63-1, f64(0x1p63), false), Inexact},
-		{"2^40 to short", FromInt(true, 1<<40, uint64(f32(-0x1p40)), true), 0},
+		{"int64 max to double", FromInt(1<<63-1, f64(0x1p63), false), Inexact},
+		{"2^40 to short", FromInt(1<<40, uint64(f32(-0x1p40)), true), 0},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

@@ -330,7 +330,7 @@ func (c *Core) fma32(a, b, d uint32, sub bool) uint32 {
 
 func (c *Core) intToBFP(in *inst, neg bool, mag uint64, f *bfpFormat) uint64 {
 	v := intToBFP(neg, mag, f, in.m)
-	c.fpc |= inexactControl(in, fpc(ieee.FromInt(neg, mag, v, f == &single)))
+	c.fpc |= inexactControl(in, fpc(ieee.FromInt(mag, v, f == &single)))
 	return v
 }
 

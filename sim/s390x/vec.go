@@ -854,10 +854,10 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 					mag = -mag
 				}
 				r[i] = intToBFP(neg, mag, &double, in.b)
-				flags |= fpc(ieee.FromInt(neg, mag, r[i], false))
+				flags |= fpc(ieee.FromInt(mag, r[i], false))
 			case opVCDLG:
 				r[i] = intToBFP(false, a[i], &double, in.b)
-				flags |= fpc(ieee.FromInt(false, a[i], r[i], false))
+				flags |= fpc(ieee.FromInt(a[i], r[i], false))
 			case opVCGD, opVCLGD:
 				var cc uint8
 				r[i], cc = toInt(a[i], 64, in.op == opVCGD, in.b)
