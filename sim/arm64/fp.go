@@ -142,7 +142,7 @@ func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
 		r = b32(arith(kind, f32(a), f32(b)))
 	}
 	switch {
-	case kind == fMulx && fpIsInf(t, a) != fpIsInf(t, b) && (fpIsZero(t, a) || fpIsZero(t, b)):
+	case kind == fMulx && magnitude(t, a)|magnitude(t, b) == infBits(t) && (magnitude(t, a) == 0 || magnitude(t, b) == 0):
 		// infinity times zero is ±2, exactly
 	case kind == fAbd:
 		// |a - b|: the subtraction's flags (the absolute value is exact)
@@ -156,20 +156,12 @@ func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
 	return r
 }
 
-func fpIsInf(t uint8, v uint64) bool {
+// magnitude is v without its sign, in precision t.
+func magnitude(t uint8, v uint64) uint64 {
 	if t == 1 {
-		return v&^signBit(1) == 0x7ff0000000000000
+		return v &^ signBit(1)
 	}
-	return uint32(v)&0x7fffffff == 0x7f800000
-}
-
-func fpIsZero(t uint8, v uint64) bool { return v&^signBit(t)&fpMask(t) == 0 }
-
-func fpMask(t uint8) uint64 {
-	if t == 1 {
-		return ^uint64(0)
-	}
-	return 0xffffffff
+	return v & 0x7fffffff
 }
 
 // fpSub is a - b in precision t (for the sign of fabd's difference).
