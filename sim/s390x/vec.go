@@ -803,12 +803,7 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 	case opVFMA, opVFMS:
 		a, b, d := v[in.r2], v[in.r3], v[in.b]
 		for i := 0; i < elements(in.m); i++ {
-			r[i] = fma64(a[i], b[i], d[i], in.op == opVFMS)
-			addend := d[i]
-			if in.op == opVFMS {
-				addend ^= signBit64
-			}
-			flags |= fpc(ieee.FMA64(a[i], b[i], addend, r[i]))
+			r[i] = c.fma64(a[i], b[i], d[i], in.op == opVFMS) // raises its flags
 		}
 	case opVFSQ:
 		a := v[in.r2]
@@ -849,11 +844,11 @@ func (c *Core) vecFP(in *inst) *cpu.Fault {
 		for i := 0; i < elements(in.r3); i++ {
 			switch in.op {
 			case opVCDG:
-				neg, mag := int64(a[i]) < 0, a[i]
-				if neg {
+				r[i] = signedToBFP(int64(a[i]), &double, in.b)
+				mag := a[i]
+				if int64(mag) < 0 {
 					mag = -mag
 				}
-				r[i] = intToBFP(neg, mag, &double, in.b)
 				flags |= fpc(ieee.FromInt(mag, r[i], false))
 			case opVCDLG:
 				r[i] = intToBFP(false, a[i], &double, in.b)
