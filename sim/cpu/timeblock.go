@@ -1,6 +1,9 @@
 package cpu
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Block timing. The in-order model is max-plus linear: every issue and
 // ready cycle inside a straight-line run of operations is the maximum of
@@ -292,8 +295,6 @@ func (t *Timing) blockAccesses(ops []Retired, b *timingBlock) bool {
 func (t *Timing) countHits(n uint64) {
 	t.Stats.TLBAccess += n
 	t.Stats.L1DAccess += n
-	t.tlb.Accesses += n
-	t.l1.Accesses += n
 }
 
 // accessRest makes the accesses of run ops from b.mem[k] on in full, the
@@ -332,15 +333,14 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 		t.pendC = c
 	} else {
 		t.flush()
-		late := false
+		var late uint64                                // 1 if some input is ready after its first reader's static issue
 		if len(b.in) > 0 && t.horizon > c+b.in[0]>>8 { // in is by offset: in[0] is the first read
 			for _, tm := range b.in {
-				if t.ready[uint8(tm)] > c+tm>>8 {
-					late = true
-				}
+				_, borrow := bits.Sub64(c+tm>>8, t.ready[uint8(tm)], 0)
+				late |= borrow
 			}
 		}
-		if late {
+		if late != 0 {
 			t.lateBlock(b, c, &issue)
 		} else {
 			t.pend, t.pendC = b, c

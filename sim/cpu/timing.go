@@ -190,9 +190,6 @@ type cache struct {
 	ways, setMask int
 	lineShift     uint
 	tags          []uint64 // sets*ways, 0 = empty (tags stored +1)
-	last          uint64   // the line accessed last (it heads its set)
-	Accesses      uint64
-	Misses        uint64
 }
 
 func newCache(c CacheConfig) *cache {
@@ -212,30 +209,24 @@ func newCache(c CacheConfig) *cache {
 
 // access looks addr up, filling it on a miss; it reports a hit.
 func (c *cache) access(addr uint64) bool {
-	c.Accesses++
 	if c.lookup(addr) {
 		return true
 	}
-	c.Misses++
 	line := addr>>c.lineShift + 1
 	set := c.tags[(int(line)&c.setMask)*c.ways:][:c.ways]
 	copy(set[1:], set[:len(set)-1])
 	set[0] = line
-	c.last = line
 	return false
 }
 
 // hitMRU reports whether addr's line is the most recently used of its set
-// (lookup's inlined fast path).
+// (lookup's inlined fast path). It always loads the set's head: a
+// shortcut through the line accessed last would be a host branch on
+// which of a run's few lines comes next, which the host mispredicts
+// (it cost more than the load it saves).
 func (c *cache) hitMRU(addr uint64) bool {
 	line := addr>>c.lineShift + 1
-	if line != c.last {
-		if c.tags[(int(line)&c.setMask)*c.ways] != line {
-			return false
-		}
-		c.last = line
-	}
-	return true
+	return c.tags[(int(line)&c.setMask)*c.ways] == line
 }
 
 // lookup reports whether addr's line is in the cache, making it the most
@@ -251,7 +242,6 @@ func (c *cache) lookup(addr uint64) bool {
 		if set[i] == line {
 			copy(set[1:i+1], set[:i])
 			set[0] = line
-			c.last = line
 			return true
 		}
 	}
