@@ -12,7 +12,7 @@ import (
 
 // Core is an A64 CPU at EL0.
 type Core struct {
-	needEA  [numOps]eaKind // how the log gets the data address of this kind of operation
+	eaForms [numOps]eaForm // how the log gets the data address of this kind of operation
 	x       [256]uint64    // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
 	v       [32][2]uint64  // SIMD&FP registers: [0] = bits 63:0, [1] = bits 127:64
 	nzcv    uint32         // N=8 Z=4 C=2 V=1
@@ -43,6 +43,9 @@ type codePage = cpu.CodePage[inst]
 
 func newCore(m *cpu.Machine) cpu.Core {
 	c := &Core{m: m, mem: m.Mem}
+	for i := range c.eaForms {
+		c.eaForms[i] = noEA
+	}
 	// Clearing only the op lets an instruction that overwrites itself
 	// finish with its operands.
 	c.icache = cpu.NewICache(m.Mem, 2, 4, func(in *inst) { in.op = opNone })
@@ -144,8 +147,8 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	*info = describe(in)
-	if info.LogsEA() && c.needEA[in.op] == eaNone {
-		c.needEA[in.op] = eaKindOf(in.op, info)
+	if info.LogsEA() && c.eaForms[in.op] == noEA {
+		c.eaForms[in.op] = eaFormOf(in.op, info)
 	}
 	return info
 }

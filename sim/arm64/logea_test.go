@@ -6,10 +6,11 @@ import (
 )
 
 // TestInlineEA: for every decoded instruction that logs a value and
-// whose kind the log computes inline, the inline value is dynamicEA's,
-// and every instruction of one op has one kind (the core keeps it per op).
-// Random words cover the load/store space; the branches with a logged
-// stack pointer are added by hand (their encodings are too sparse).
+// whose form the log computes inline, the inline value is dynamicEA's,
+// every instruction of one op has one form (the core keeps it per op),
+// and the form noEA of an op that logs nothing gives 0. Random words
+// cover the load/store space; the branches with a logged stack pointer
+// are added by hand (their encodings are too sparse).
 func TestInlineEA(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
 	words := []uint32{
@@ -24,35 +25,46 @@ func TestInlineEA(t *testing.T) {
 	for i := 0; i < 2_000_000; i++ {
 		words = append(words, rng.Uint32())
 	}
-	kinds := map[eaKind]int{}
-	kindOf := map[op]eaKind{} // the core keeps one kind per op: the first one described
+	names := map[eaForm]string{
+		{rn: true, immMask: ^uint64(0)}: "base+imm", {rn: true}: "base", {reg: rSP}: "sp", {call: true}: "call",
+	}
+	seen := map[string]int{}
+	formOf := map[op]eaForm{} // the core keeps one form per op: the first one described
 	for _, w := range words {
 		in := decode(w, 0x400000)
 		info := describe(&in)
-		if !info.LogsEA() {
-			continue
-		}
-		k := eaKindOf(in.op, &info)
-		kinds[k]++
-		if first, ok := kindOf[in.op]; ok && first != k {
-			t.Fatalf("%#08x (op %d): kind %d, another instruction of its op had %d", w, in.op, k, first)
-		}
-		kindOf[in.op] = k
-		if k == eaCall {
-			continue
-		}
 		var c Core
 		for r := range c.x[:33] {
 			c.x[r] = rng.Uint64()
 		}
+		c.x[rZR] = 0
 		c.nzcv = rng.Uint32() & 15
-		if got, want := c.inlineEA(k, &in), c.dynamicEA(&in, &info); got != want {
-			t.Fatalf("%#08x (op %d, kind %d): inline %#x, dynamicEA %#x", w, in.op, k, got, want)
+		if !info.LogsEA() {
+			if got := c.loggedEA(&noEA, &in, &info); got != 0 {
+				t.Fatalf("%#08x (op %d) logs nothing, the form noEA gives %#x", w, in.op, got)
+			}
+			continue
+		}
+		f := eaFormOf(in.op, &info)
+		name, ok := names[f]
+		if !ok {
+			t.Fatalf("%#08x (op %d): unnamed form %+v", w, in.op, f)
+		}
+		seen[name]++
+		if first, ok := formOf[in.op]; ok && first != f {
+			t.Fatalf("%#08x (op %d): form %s, another instruction of its op had %s", w, in.op, name, names[first])
+		}
+		formOf[in.op] = f
+		if f.call {
+			continue
+		}
+		if got, want := c.loggedEA(&f, &in, &info), c.dynamicEA(&in, &info); got != want {
+			t.Fatalf("%#08x (op %d, form %s): inline %#x, dynamicEA %#x", w, in.op, name, got, want)
 		}
 	}
-	for _, k := range []eaKind{eaBaseImm, eaBase, eaSP, eaCall} {
-		if kinds[k] == 0 {
-			t.Errorf("no instruction of kind %d was checked", k)
+	for _, name := range names {
+		if seen[name] == 0 {
+			t.Errorf("no instruction of form %s was checked", name)
 		}
 	}
 }

@@ -360,46 +360,47 @@ func describe(in *inst) cpu.OpInfo {
 	return o
 }
 
-// eaKind says how the log finds the dynamic value (cpu.Retired.EA) of an
-// operation: the common forms inline, the rest through dynamicEA.
-type eaKind uint8
-
-const (
-	eaNone    eaKind = iota // nothing logged
-	eaCall                  // dynamicEA
-	eaBaseImm               // x[rn] + imm
-	eaBase                  // x[rn]
-	eaSP                    // the stack pointer (calls and indirect branches)
-)
-
-// eaKindOf is the eaKind of o, described by info, which logs a value; it
-// agrees with dynamicEA (whose named cases hold no branch, so every branch
-// gets the stack pointer).
-func eaKindOf(o op, info *cpu.OpInfo) eaKind {
-	switch o {
-	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre:
-		return eaBaseImm
-	case opLdpXpost, opStpXpost:
-		return eaBase
-	}
-	if info.Class == cpu.ClassBranch {
-		return eaSP
-	}
-	return eaCall
+// eaForm says how the log finds the dynamic value (cpu.Retired.EA) of an
+// operation without a branch on its kind: x[reg] + imm&immMask, reg
+// being in.rn when rn is set; call sends it through dynamicEA instead.
+type eaForm struct {
+	rn      bool
+	call    bool
+	reg     uint8
+	immMask uint64
 }
 
-// inlineEA is the logged value of in for the kinds that need no call
-// (eaNone and eaCall give 0).
-func (c *Core) inlineEA(k eaKind, in *inst) uint64 {
-	switch k {
-	case eaBaseImm:
-		return c.x[in.rn] + in.imm
-	case eaBase:
-		return c.x[in.rn]
-	case eaSP:
-		return c.x[rSP]
+// noEA is the form of the operations that log nothing: x[rZR] + 0 = 0.
+var noEA = eaForm{reg: rZR}
+
+// eaFormOf is the eaForm of o, described by info, which logs a value; it
+// agrees with dynamicEA (whose named cases hold no branch, so every branch
+// gets the stack pointer).
+func eaFormOf(o op, info *cpu.OpInfo) eaForm {
+	switch o {
+	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre:
+		return eaForm{rn: true, immMask: ^uint64(0)} // x[rn] + imm
+	case opLdpXpost, opStpXpost:
+		return eaForm{rn: true} // x[rn] + 0
 	}
-	return 0
+	if info.Class == cpu.ClassBranch {
+		return eaForm{reg: rSP}
+	}
+	return eaForm{call: true}
+}
+
+// loggedEA is the logged value of in (described by info) in the current
+// state. (Run has it inlined by hand: it is over the inlining budget.)
+func (c *Core) loggedEA(f *eaForm, in *inst, info *cpu.OpInfo) uint64 {
+	r := f.reg
+	if f.rn {
+		r = in.rn
+	}
+	ea := c.x[r] + in.imm&f.immMask
+	if f.call {
+		ea = c.dynamicEA(in, info)
+	}
+	return ea
 }
 
 // dynamicEA is the data address of a load/store in the current state, for

@@ -41,9 +41,13 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
 		if log != nil { // an undecoded slot's entry is written again once it is decoded
 			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
-			k := c.needEA[in.op]
-			ea := c.inlineEA(k, in)
-			if k == eaCall {
+			f := &c.eaForms[in.op] // loggedEA, inlined by hand
+			r := f.reg
+			if f.rn {
+				r = in.rn
+			}
+			ea := x[r] + in.imm&f.immMask
+			if f.call {
 				ea = c.dynamicEA(in, info)
 			}
 			log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
