@@ -389,18 +389,23 @@ func eaFormOf(o op, info *cpu.OpInfo) eaForm {
 	return eaForm{call: true}
 }
 
-// loggedEA is the logged value of in (described by info) in the current
-// state. (Run has it inlined by hand: it is over the inlining budget.)
-func (c *Core) loggedEA(f *eaForm, in *inst, info *cpu.OpInfo) uint64 {
+// value is the logged value of in under form f, for the forms that need
+// no call (small enough for Run to inline).
+func (f *eaForm) value(x *[256]uint64, in *inst) uint64 {
 	r := f.reg
 	if f.rn {
 		r = in.rn
 	}
-	ea := c.x[r] + in.imm&f.immMask
+	return x[r] + in.imm&f.immMask
+}
+
+// loggedEA is the logged value of in (described by info) under form f in
+// the current state.
+func (c *Core) loggedEA(f *eaForm, in *inst, info *cpu.OpInfo) uint64 {
 	if f.call {
-		ea = c.dynamicEA(in, info)
+		return c.dynamicEA(in, info)
 	}
-	return ea
+	return f.value(&c.x, in)
 }
 
 // dynamicEA is the data address of a load/store in the current state, for

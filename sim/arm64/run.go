@@ -41,12 +41,8 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
 		if log != nil { // an undecoded slot's entry is written again once it is decoded
 			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
-			f := &c.eaForms[in.op] // loggedEA, inlined by hand
-			r := f.reg
-			if f.rn {
-				r = in.rn
-			}
-			ea := x[r] + in.imm&f.immMask
+			f := &c.eaForms[in.op]
+			ea := f.value(x, in) // loggedEA with its common part inlined
 			if f.call {
 				ea = c.dynamicEA(in, info)
 			}

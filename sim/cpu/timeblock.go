@@ -333,7 +333,8 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 		t.pendC = c
 	} else {
 		t.flush()
-		var late uint64                                // 1 if some input is ready after its first reader's static issue
+		// late is 1 if some input is ready after its first reader's static issue.
+		var late uint64
 		if len(b.in) > 0 && t.horizon > c+b.in[0]>>8 { // in is by offset: in[0] is the first read
 			for _, tm := range b.in {
 				_, borrow := bits.Sub64(c+tm>>8, t.ready[uint8(tm)], 0)
