@@ -3,7 +3,18 @@ package arm64
 import (
 	"math/rand"
 	"testing"
+
+	"simrun/sim/cpu"
 )
+
+// loggedEA is the value Run logs for in (described by info) under form f
+// in the current state: f.value, or dynamicEA for the forms that call it.
+func (c *Core) loggedEA(f *eaForm, in *inst, info *cpu.OpInfo) uint64 {
+	if f.call {
+		return c.dynamicEA(in, info)
+	}
+	return f.value(&c.x, in)
+}
 
 // TestInlineEA: for every decoded instruction that logs a value and
 // whose form the log computes inline, the inline value is dynamicEA's,

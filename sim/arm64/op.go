@@ -399,15 +399,6 @@ func (f *eaForm) value(x *[256]uint64, in *inst) uint64 {
 	return x[r] + in.imm&f.immMask
 }
 
-// loggedEA is the logged value of in (described by info) under form f in
-// the current state.
-func (c *Core) loggedEA(f *eaForm, in *inst, info *cpu.OpInfo) uint64 {
-	if f.call {
-		return c.dynamicEA(in, info)
-	}
-	return f.value(&c.x, in)
-}
-
 // dynamicEA is the data address of a load/store in the current state, for
 // conditional non-branch operations 1 if the condition holds, and for
 // calls and indirect branches the stack pointer (see cpu.Retired).

@@ -42,7 +42,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		if log != nil { // an undecoded slot's entry is written again once it is decoded
 			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
 			f := &c.eaForms[in.op]
-			ea := f.value(x, in) // loggedEA with its common part inlined
+			ea := f.value(x, in) // f.value inlines; dynamicEA only for the forms that call it
 			if f.call {
 				ea = c.dynamicEA(in, info)
 			}
