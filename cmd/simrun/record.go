@@ -490,9 +490,10 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 // shadowConsumer keeps the true call stack from every retired operation.
 type shadowConsumer struct{ sh *unwind.Shadow }
 
-func (s *shadowConsumer) Want([]cpu.Retired) []int { return nil }
+func (s *shadowConsumer) Want(*cpu.Batch) []int { return nil }
 
-func (s *shadowConsumer) Retired(m *cpu.Machine, ops []cpu.Retired, _ []int, _ []cpu.OpTiming) {
+func (s *shadowConsumer) Retired(m *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming) {
+	ops := b.Ops()
 	for i := range ops {
 		next := m.Core.PC()
 		if i+1 < len(ops) {
@@ -516,8 +517,8 @@ type progress struct {
 
 const progressEvery = 250 * time.Millisecond
 
-func (p *progress) Want(ops []cpu.Retired) []int {
-	p.insns += uint64(len(ops))
+func (p *progress) Want(b *cpu.Batch) []int {
+	p.insns += uint64(b.Len())
 	if now := time.Now(); now.Sub(p.last) >= progressEvery {
 		p.last = now
 		p.show(now)
@@ -525,7 +526,7 @@ func (p *progress) Want(ops []cpu.Retired) []int {
 	return nil
 }
 
-func (p *progress) Retired(*cpu.Machine, []cpu.Retired, []int, []cpu.OpTiming) {}
+func (p *progress) Retired(*cpu.Machine, *cpu.Batch, []int, []cpu.OpTiming) {}
 
 func (p *progress) show(now time.Time) {
 	mips := float64(p.insns) / now.Sub(p.start).Seconds() / 1e6

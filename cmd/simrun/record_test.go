@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -515,7 +516,8 @@ func TestRecordProgress(t *testing.T) {
 	var w bytes.Buffer
 	long := time.Now().Add(-time.Second)
 	p := &progress{w: &w, u: u, start: long, last: long}
-	p.Want(make([]cpu.Retired, 5000))
+	nop := cpu.NewOpInfo(4)
+	p.Want(cpu.BatchOf(slices.Repeat([]cpu.Retired{{Info: &nop}}, 5000), 2))
 	p.done()
 	assert.Regexp(t, `^\r\x1b\[K\[ simrun record: 5000 instructions, [0-9.]+ MIPS, 12 samples, 3 buffer fills \]\r\x1b\[K$`, w.String())
 	assert.False(t, isTerminal(&w), "a buffer is not a terminal")

@@ -12,15 +12,21 @@ import (
 
 // Core is an A64 CPU at EL0.
 type Core struct {
-	eaForms [numOps]eaForm // how the log gets the data address of this kind of operation
-	x       [256]uint64    // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
-	v       [32][2]uint64  // SIMD&FP registers: [0] = bits 63:0, [1] = bits 127:64
-	nzcv    uint32         // N=8 Z=4 C=2 V=1
+	x       [256]uint64   // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
+	v       [32][2]uint64 // SIMD&FP registers: [0] = bits 63:0, [1] = bits 127:64
+	nzcv    uint32        // N=8 Z=4 C=2 V=1
 	pc      uint64
 	fpcr    uint32
 	fpsr    uint32
 	tpidr   uint64
 	tpidrro uint64
+
+	// vals receives the logged values, op k's at k&cpu.ValMask; with a
+	// log they are its Vals (SetLog). The hot cases store theirs whether
+	// or not anything is logged (loggedInCase): cheaper than a test. (A
+	// pointer: the array inside Core measured slower.)
+	vals   *[cpu.LogBatch]uint64
+	slowEA [numOps]bool // the ops whose value the log gets from dynamicEA
 
 	// Exclusive monitor.
 	exclAddr  uint64
@@ -30,7 +36,7 @@ type Core struct {
 	m      *cpu.Machine
 	mem    *cpu.Memory
 	icache *cpu.ICache[inst]
-	log    *cpu.RetireLog // non-nil: every instruction is logged for the timing model
+	log    *cpu.Batch // non-nil: every instruction is logged for the timing model
 
 	alignErr     uint64 // address of a pending alignment fault
 	alignPending bool
@@ -42,10 +48,7 @@ type Core struct {
 type codePage = cpu.CodePage[inst]
 
 func newCore(m *cpu.Machine) cpu.Core {
-	c := &Core{m: m, mem: m.Mem}
-	for i := range c.eaForms {
-		c.eaForms[i] = noEA
-	}
+	c := &Core{m: m, mem: m.Mem, vals: new([cpu.LogBatch]uint64)}
 	// Clearing only the op lets an instruction that overwrites itself
 	// finish with its operands.
 	c.icache = cpu.NewICache(m.Mem, 2, 4, func(in *inst) { in.op = opNone })
@@ -64,8 +67,11 @@ func (c *Core) Syscall() (uint64, [6]uint64) {
 func (c *Core) SetSyscallResult(v uint64) { c.x[0] = v }
 
 // SetLog turns logging of retired instructions on (non-nil) or off.
-func (c *Core) SetLog(l *cpu.RetireLog) {
+func (c *Core) SetLog(l *cpu.Batch) {
 	c.log = l
+	if l != nil {
+		l.Vals = c.vals[:]
+	}
 	c.icache.WithInfo = l != nil
 }
 
@@ -147,8 +153,8 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	*info = describe(in)
-	if info.LogsEA() && c.eaForms[in.op] == noEA {
-		c.eaForms[in.op] = eaFormOf(in.op, info)
+	if info.LogsEA() && !loggedInCase(in.op) {
+		c.slowEA[in.op] = true
 	}
 	return info
 }

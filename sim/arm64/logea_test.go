@@ -1,28 +1,49 @@
 package arm64
 
 import (
+	"debug/elf"
+	"encoding/binary"
 	"math/rand"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/cpu/timingtest"
+	"simrun/sim/elftest"
 )
 
-// loggedEA is the value Run logs for in (described by info) under form f
-// in the current state: f.value, or dynamicEA for the forms that call it.
-func (c *Core) loggedEA(f *eaForm, in *inst, info *cpu.OpInfo) uint64 {
-	if f.call {
-		return c.dynamicEA(in, info)
+// eaOracle is the value the log must hold for the operation at the
+// stopped machine's pc: dynamicEA of its freshly decoded instruction.
+func eaOracle(m *cpu.Machine) uint64 {
+	c := m.Core.(*Core)
+	b, err := m.Mem.ReadBytes(c.pc, 4)
+	if err != nil {
+		return 0
 	}
-	return f.value(&c.x, in)
+	in := decode(binary.LittleEndian.Uint32(b), c.pc)
+	info := describe(&in)
+	return c.dynamicEA(&in, &info)
 }
 
-// TestInlineEA: for every decoded instruction that logs a value and
-// whose form the log computes inline, the inline value is dynamicEA's,
-// every instruction of one op has one form (the core keeps it per op),
-// and the form noEA of an op that logs nothing gives 0. Random words
-// cover the load/store space; the branches with a logged stack pointer
-// are added by hand (their encodings are too sparse).
-func TestInlineEA(t *testing.T) {
+// TestLoggedValuesPrograms: every value Run logs in the bundled programs
+// (stored inside the hot cases or got from dynamicEA) is dynamicEA's
+// before the operation ran.
+func TestLoggedValuesPrograms(t *testing.T) {
+	for _, b := range programs.Binaries("arm64") {
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+			timingtest.CheckLoggedValues(t, b.Path, b.Args, eaOracle)
+		})
+	}
+}
+
+// TestLoggedValuesRandom: the same for random instruction words, one
+// step each from random registers (most load or store somewhere
+// unmapped and fault: their value is logged before the access). The
+// branches with a logged stack pointer are added by hand (their
+// encodings are too sparse).
+func TestLoggedValuesRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
 	words := []uint32{
 		0x94000010, // bl
@@ -33,49 +54,42 @@ func TestInlineEA(t *testing.T) {
 		0xa8c17bfd, // ldp x29, x30, [sp], #16
 		0xf9400421, // ldr x1, [x1, #8]
 	}
-	for i := 0; i < 2_000_000; i++ {
+	for len(words) < 256<<10 {
 		words = append(words, rng.Uint32())
 	}
-	names := map[eaForm]string{
-		{rn: true, immMask: ^uint64(0)}: "base+imm", {rn: true}: "base", {reg: rSP}: "sp", {call: true}: "call",
-	}
-	seen := map[string]int{}
-	formOf := map[op]eaForm{} // the core keeps one form per op: the first one described
-	for _, w := range words {
-		in := decode(w, 0x400000)
+	img := elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, words...), nil)
+	m, err := cpu.New("words", img, cpu.Config{})
+	require.NoError(t, err)
+	p, err := cpu.PresetByName("neoverse-n1")
+	require.NoError(t, err)
+	require.NoError(t, m.EnableTiming(p))
+	c := m.Core.(*Core)
+	log := c.log
+	inCase, slow := 0, 0
+	for i, w := range words {
+		pc := uint64(0x400000 + 4*i)
+		in := decode(w, pc)
 		info := describe(&in)
-		var c Core
+		if !info.LogsEA() || in.op == opUndef {
+			continue
+		}
 		for r := range c.x[:33] {
 			c.x[r] = rng.Uint64()
 		}
 		c.x[rZR] = 0
 		c.nzcv = rng.Uint32() & 15
-		if !info.LogsEA() {
-			if got := c.loggedEA(&noEA, &in, &info); got != 0 {
-				t.Fatalf("%#08x (op %d) logs nothing, the form noEA gives %#x", w, in.op, got)
-			}
-			continue
-		}
-		f := eaFormOf(in.op, &info)
-		name, ok := names[f]
-		if !ok {
-			t.Fatalf("%#08x (op %d): unnamed form %+v", w, in.op, f)
-		}
-		seen[name]++
-		if first, ok := formOf[in.op]; ok && first != f {
-			t.Fatalf("%#08x (op %d): form %s, another instruction of its op had %s", w, in.op, name, names[first])
-		}
-		formOf[in.op] = f
-		if f.call {
-			continue
-		}
-		if got, want := c.loggedEA(&f, &in, &info), c.dynamicEA(&in, &info); got != want {
-			t.Fatalf("%#08x (op %d, form %s): inline %#x, dynamicEA %#x", w, in.op, name, got, want)
+		c.pc = pc
+		want := c.dynamicEA(&in, &info)
+		log.Runs, log.Expect = log.Runs[:0], ^uint64(0)
+		c.vals[0] = ^want
+		c.Run(1)
+		require.Equal(t, want, c.vals[0], "%#08x (op %d) at %#x: logged value", w, in.op, pc)
+		if loggedInCase(in.op) {
+			inCase++
+		} else {
+			slow++
 		}
 	}
-	for _, name := range names {
-		if seen[name] == 0 {
-			t.Errorf("no instruction of form %s was checked", name)
-		}
-	}
+	require.NotZero(t, inCase)
+	require.NotZero(t, slow)
 }

@@ -360,43 +360,17 @@ func describe(in *inst) cpu.OpInfo {
 	return o
 }
 
-// eaForm says how the log finds the dynamic value (cpu.Retired.EA) of an
-// operation without a branch on its kind: x[reg] + imm&immMask, reg
-// being in.rn when rn is set; call sends it through dynamicEA instead.
-type eaForm struct {
-	rn      bool
-	call    bool
-	reg     uint8
-	immMask uint64
-}
-
-// noEA is the form of the operations that log nothing: x[rZR] + 0 = 0.
-var noEA = eaForm{reg: rZR}
-
-// eaFormOf is the eaForm of o, described by info, which logs a value; it
-// agrees with dynamicEA (whose named cases hold no branch, so every branch
-// gets the stack pointer).
-func eaFormOf(o op, info *cpu.OpInfo) eaForm {
+// loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
+// of op o inside o's own case, where the address is in a register anyway:
+// the hot loads, stores and calls. Every other op that logs one goes
+// through dynamicEA before it executes (Core.slowEA).
+func loggedInCase(o op) bool {
 	switch o {
-	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre:
-		return eaForm{rn: true, immMask: ^uint64(0)} // x[rn] + imm
-	case opLdpXpost, opStpXpost:
-		return eaForm{rn: true} // x[rn] + 0
+	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre,
+		opLdpXpost, opStpXpost, opBL, opBlr, opBr, opRet:
+		return true
 	}
-	if info.Class == cpu.ClassBranch {
-		return eaForm{reg: rSP}
-	}
-	return eaForm{call: true}
-}
-
-// value is the logged value of in under form f, for the forms that need
-// no call (small enough for Run to inline).
-func (f *eaForm) value(x *[256]uint64, in *inst) uint64 {
-	r := f.reg
-	if f.rn {
-		r = in.rn
-	}
-	return x[r] + in.imm&f.immMask
+	return false
 }
 
 // dynamicEA is the data address of a load/store in the current state, for

@@ -12,10 +12,7 @@ import (
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	x := &c.x
 	mem := c.mem
-	var log []cpu.Retired // entry k: the k-th instruction this Run retires
-	if c.log != nil {
-		log = c.log.Ops[:cap(c.log.Ops)]
-	}
+	log := c.log // its runs: one Begin where the next op is not at log.Expect
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -36,20 +33,27 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if log != nil && page.Infos == nil {
 				c.describePage(page)
 			}
+			if log != nil {
+				log.Expect = ^uint64(0) // a run stays on its page
+			}
 			off = pc - base
 		}
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
-		if log != nil { // an undecoded slot's entry is written again once it is decoded
-			info := &page.Infos[(off>>2)&(cpu.PageSize/4-1)]
-			f := &c.eaForms[in.op]
-			ea := f.value(x, in) // f.value inlines; dynamicEA only for the forms that call it
-			if f.call {
-				ea = c.dynamicEA(in, info)
+		if log != nil { // an undecoded slot's value is written again once it is decoded
+			slot := (off >> 2) & (cpu.PageSize/4 - 1)
+			if pc != log.Expect {
+				log.Begin(page.Infos[slot:], pc, n)
 			}
-			log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
+			log.Expect = pc + 4
+			if c.slowEA[in.op] {
+				c.vals[n&cpu.ValMask] = c.dynamicEA(in, &page.Infos[slot])
+			}
 		}
 		switch in.op {
 		case opNone:
+			if log != nil {
+				log.Expect = pc // the run goes on with the slot decoded
+			}
 			stale, f := c.decodeAt(page, pc)
 			if f != nil {
 				c.pc = pc
@@ -403,6 +407,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			n++
 			continue
 		case opBL:
+			c.vals[n&cpu.ValMask] = x[rSP]
 			x[rLR] = pc + 4
 			pc = in.imm
 			n++
@@ -464,10 +469,12 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			continue
 		case opBr, opRet:
+			c.vals[n&cpu.ValMask] = x[rSP]
 			n++
 			pc = x[in.rn]
 			continue
 		case opBlr:
+			c.vals[n&cpu.ValMask] = x[rSP]
 			n++
 			t := x[in.rn]
 			x[rLR] = pc + 4
@@ -512,43 +519,56 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 
 		// Hot loads and stores.
 		case opLdrXo:
-			v, ok := mem.Load64LE(x[in.rn] + in.imm)
+			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load64LE(a)
 			if !ok {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 			x[in.rd] = v
 		case opLdrWo:
-			v, ok := mem.Load32LE(x[in.rn] + in.imm)
+			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load32LE(a)
 			if !ok {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 			x[in.rd] = uint64(v)
 		case opLdrBo:
-			v, ok := mem.Load8(x[in.rn] + in.imm)
+			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load8(a)
 			if !ok {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 			x[in.rd] = uint64(v)
 		case opStrXo:
-			if !mem.Store64LE(x[in.rn]+in.imm, x[in.rd]) {
+			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
+			if !mem.Store64LE(a, x[in.rd]) {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 		case opStrWo:
-			if !mem.Store32LE(x[in.rn]+in.imm, uint32(x[in.rd])) {
+			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
+			if !mem.Store32LE(a, uint32(x[in.rd])) {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 		case opStrBo:
-			if !mem.Store8(x[in.rn]+in.imm, uint8(x[in.rd])) {
+			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
+			if !mem.Store8(a, uint8(x[in.rd])) {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 		case opLdpXo:
 			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
 			v1, ok1 := mem.Load64LE(a)
 			v2, ok2 := mem.Load64LE(a + 8)
 			if !ok1 || !ok2 {
@@ -558,6 +578,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			x[in.rd], x[in.ra] = v1, v2
 		case opLdpXpre:
 			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
 			v1, ok1 := mem.Load64LE(a)
 			v2, ok2 := mem.Load64LE(a + 8)
 			if !ok1 || !ok2 {
@@ -568,6 +589,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			x[in.rd], x[in.ra] = v1, v2
 		case opLdpXpost:
 			a := x[in.rn]
+			c.vals[n&cpu.ValMask] = a
 			v1, ok1 := mem.Load64LE(a)
 			v2, ok2 := mem.Load64LE(a + 8)
 			if !ok1 || !ok2 {
@@ -578,12 +600,14 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			x[in.rd], x[in.ra] = v1, v2
 		case opStpXo:
 			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
 			if !c.store128(a, x[in.rd], x[in.ra]) {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 		case opStpXpre:
 			a := x[in.rn] + in.imm
+			c.vals[n&cpu.ValMask] = a
 			if !c.store128(a, x[in.rd], x[in.ra]) {
 				c.pc = pc
 				return n, c.memFault(pc)
@@ -591,6 +615,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			x[in.rn] = a
 		case opStpXpost:
 			a := x[in.rn]
+			c.vals[n&cpu.ValMask] = a
 			if !c.store128(a, x[in.rd], x[in.ra]) {
 				c.pc = pc
 				return n, c.memFault(pc)

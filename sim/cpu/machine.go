@@ -45,7 +45,7 @@ type Machine struct {
 	// operation with its timing.
 	Timing    *Timing
 	Consumers []RetireConsumer
-	log       *RetireLog
+	log       *Batch
 	times     []OpTiming // details for the consumers, reused
 
 	os     linuxState
@@ -193,7 +193,7 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 		}
 	}
 	if m.log != nil {
-		budget = min(budget, uint64(cap(m.log.Ops)-1)) // room for a faulting one
+		budget = min(budget, LogBatch-1) // room for a faulting one
 		for _, c := range m.Consumers {
 			if p, ok := c.(PreSampler); ok {
 				a := p.Ahead()
@@ -204,6 +204,9 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 				budget = min(budget, a)
 			}
 		}
+	}
+	if m.log != nil {
+		m.log.reset()
 	}
 	n, stop := m.Core.Run(budget)
 	m.Insns += n
@@ -271,15 +274,17 @@ func (m *Machine) VirtualNanos() uint64 {
 // Logger is implemented by cores that can log retired instructions for
 // the timing model.
 type Logger interface {
-	SetLog(*RetireLog)
+	// SetLog starts logging into b (nil: stops) and points b.Vals at
+	// the core's LogBatch values.
+	SetLog(b *Batch)
 }
 
 // RetireConsumer sees every retired operation (the SPE unit, tracers).
-// Want returns the indices of ops (ascending) it needs timed in detail;
-// Retired then gets those details in the same order.
+// Want returns the indices of the batch's operations (ascending) it needs
+// timed in detail; Retired then gets those details in the same order.
 type RetireConsumer interface {
-	Want(ops []Retired) []int
-	Retired(m *Machine, ops []Retired, want []int, details []OpTiming)
+	Want(b *Batch) []int
+	Retired(m *Machine, b *Batch, want []int, details []OpTiming)
 }
 
 // PreSampler is a RetireConsumer that wants to see the machine stopped
@@ -293,10 +298,6 @@ type PreSampler interface {
 	// afterwards Ahead counts to the one after it.
 	Before(m *Machine)
 }
-
-// logBatch is how many operations the core logs before the model times
-// them: small enough that the log stays in the host's caches.
-const logBatch = 1024
 
 // ErrNoTiming: the core does not log its retired operations, so the timing
 // model (and SPE) cannot run on it.
@@ -313,7 +314,7 @@ func (m *Machine) EnableTiming(p *CPUPreset) error {
 	m.Timing = NewTiming(p)
 	m.Timing.CodeGen = m.Mem.CodeGen
 	m.Timing.PCShift = uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))
-	m.log = &RetireLog{Ops: make([]Retired, 0, logBatch)}
+	m.log = newBatch(0, m.Timing.PCShift) // SetLog gives it the core's Vals
 	l.SetLog(m.log)
 	return nil
 }
@@ -332,13 +333,14 @@ func (m *Machine) StopTiming() {
 // a faulting instruction is logged but does not retire), hands them to
 // the consumers and empties the log.
 func (m *Machine) retire(n uint64) {
-	ops := m.log.Ops[:n]
+	b := m.log
+	b.finish(int(n))
 	if n == 0 {
 		return
 	}
 	var want []int
 	for _, c := range m.Consumers { // one detail-wanting consumer in practice
-		want = append(want, c.Want(ops)...)
+		want = append(want, c.Want(b)...)
 	}
 	if len(m.Consumers) > 1 {
 		sort.Ints(want)
@@ -347,10 +349,10 @@ func (m *Machine) retire(n uint64) {
 		m.times = make([]OpTiming, len(want))
 	}
 	details := m.times[:len(want)]
-	m.Timing.Run(ops, m.Core.PC(), want, details)
+	m.Timing.Run(b, m.Core.PC(), want, details)
 	m.Timing.CodeGen = m.Mem.CodeGen // what the next batch starts from
 	for _, c := range m.Consumers {
-		c.Retired(m, ops, want, details)
+		c.Retired(m, b, want, details)
 	}
 }
 

@@ -27,13 +27,16 @@ const maxBlock = 32
 // starts at one decoded instruction and ends at a branch (or a system
 // operation, or after maxBlock operations).
 type timingBlock struct {
-	n       int32
-	branch  bool    // the last operation is a branch
-	last    *OpInfo // the last operation's description (validates reuse)
-	gen     uint64  // Memory.CodeGen when summarised: code written since invalidates it
-	lastLat uint64  // its execution latency (at least 1)
-	issueC  uint64  // issue(last) = max(C + issueC, issue terms)
-	issue   []blockTerm
+	n        int32
+	branch   bool    // the last operation is a branch
+	gen      uint64  // Memory.CodeGen when summarised: code written since invalidates it
+	lastLat  uint64  // the last operation's execution latency (at least 1)
+	bytes    uint64  // the run's length in bytes
+	lastOff  uint64  // the last operation's offset in bytes
+	lastInfo *OpInfo // its description
+	slots    int     // its length in Infos entries
+	issueC   uint64  // issue(last) = max(C + issueC, issue terms)
+	issue    []blockTerm
 	// in lists the registers read before written, each with the static
 	// issue offset of its first reader: if every one is ready by then,
 	// nothing stalls on the entry state and every cycle is C + its
@@ -49,7 +52,7 @@ type timingBlock struct {
 	tail   []uint64
 	maxOff uint64
 	terms  []blockTerm
-	mem    []int8 // indices of the operations with a data access
+	mem    []memRef // the operations with a data access
 	// again: timed right after itself from its summary (a loop), the
 	// run finds every register it writes ready in time, so nothing it
 	// reads can be late.
@@ -59,6 +62,13 @@ type timingBlock struct {
 type blockTerm struct {
 	reg uint8
 	off uint64
+}
+
+// memRef is an operation of a run with a data access: its index in the
+// run and the offset of its description in the run's Infos.
+type memRef struct {
+	op   int8
+	slot uint16
 }
 
 // blockOut is the ready cycle of a register the run writes: C + cOff or
@@ -125,10 +135,10 @@ type summariser struct {
 	inRegs  []uint8    // the inputs' registers, by index-1
 	written []uint8
 	// the summary's lists while they grow (copied out at the end)
-	in, static []uint64
-	outs       []blockOut
-	terms      []blockTerm
-	mem        []int8
+	in, static, tail []uint64
+	outs             []blockOut
+	terms            []blockTerm
+	mem              []memRef
 }
 
 func (s *summariser) alloc() *expr {
@@ -146,7 +156,7 @@ func (s *summariser) reset() {
 		s.regExpr[r] = 0
 	}
 	s.inRegs, s.written, s.used = s.inRegs[:0], s.written[:0], 0
-	s.in, s.static, s.outs, s.terms, s.mem = s.in[:0], s.static[:0], s.outs[:0], s.terms[:0], s.mem[:0]
+	s.in, s.static, s.tail, s.outs, s.terms, s.mem = s.in[:0], s.static[:0], s.tail[:0], s.outs[:0], s.terms[:0], s.mem[:0]
 }
 
 // staticLat is an operation's latency when its access hits the TLB and
@@ -163,32 +173,37 @@ func (t *Timing) staticLat(in *OpInfo) uint64 {
 	return max(lat, 1)
 }
 
-// buildBlock summarises the run that starts at ops[i] and attaches it to
-// its first operation's description. When the batch ends inside the run
-// or the run reads too many registers, it attaches nothing and returns
-// nil and how many operations (the run's, or the rest of the batch) to
-// time one by one.
-func (t *Timing) buildBlock(ops []Retired, i int) (*timingBlock, int) {
-	end := -1
-	for j := i; j < len(ops) && j < i+maxBlock; j++ {
-		in := ops[j].Info
-		if in.Class == ClassBranch || in.Unit == UnitSys || in.Varies || j == i+maxBlock-1 ||
-			(j+1 < len(ops) && ops[j+1].PC != ops[j].PC+uint64(in.Size)) {
+// buildBlock summarises the run of operations described by infos[0] on
+// (at most avail of them) and attaches it to its first operation's
+// description. When the batch may end inside the run (cut) and does, or
+// the run reads too many registers, it attaches nothing and returns nil
+// and how many operations (the run's, or all avail) to time one by one.
+func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*timingBlock, int) {
+	end, slot := -1, 0
+	var bytes, lastOff uint64
+	for j := 0; j < avail && j < maxBlock; j++ {
+		in := &infos[slot]
+		lastOff = bytes
+		bytes += uint64(in.Size)
+		if in.Class == ClassBranch || in.Unit == UnitSys || in.Varies || j == maxBlock-1 || (j == avail-1 && !cut) {
 			end = j + 1
 			break
 		}
+		slot += max(int(in.Size)>>shift, 1)
 	}
 	if end < 0 {
-		return nil, len(ops) - i
+		return nil, avail
 	}
-	b := &timingBlock{n: int32(end - i), last: ops[end-1].Info, gen: t.CodeGen}
+	i := 0
+	b := &timingBlock{n: int32(end), gen: t.CodeGen, bytes: bytes, lastOff: lastOff, slots: slot + max(int(infos[slot].Size)>>shift, 1)}
 	sm := t.sum
 	sm.reset()
 	cycle := sm.alloc()
 	cycle.v[0], cycle.n = 0, 1
 	var issue *expr
+	slot = 0
 	for j := i; j < end; j++ {
-		in := ops[j].Info
+		in := &infos[slot]
 		issue = sm.alloc()
 		issue.set(cycle)
 		slack := uint64(cycle.v[0])
@@ -225,12 +240,13 @@ func (t *Timing) buildBlock(ops []Retired, i int) (*timingBlock, int) {
 		cycle = sm.alloc()
 		cycle.plus(issue, 1)
 		if in.Access != 0 {
-			sm.mem = append(sm.mem, int8(j-i))
+			sm.mem = append(sm.mem, memRef{op: int8(j), slot: uint16(slot)})
 		}
 		if j == end-1 {
-			b.lastLat = lat
+			b.lastInfo, b.lastLat = in, lat
 			b.branch = in.Class == ClassBranch
 		}
+		slot += max(int(in.Size)>>shift, 1)
 	}
 	// terms appends e's register terms to sm.terms, returning its C offset.
 	terms := func(e *expr) uint64 {
@@ -257,35 +273,33 @@ func (t *Timing) buildBlock(ops []Retired, i int) (*timingBlock, int) {
 			b.again = false
 		}
 	}
-	b.in, b.static, b.outs = slices.Clone(sm.in), slices.Clone(sm.static), slices.Clone(sm.outs)
-	for _, o := range b.static {
+	for _, o := range sm.static {
 		if o>>8 > b.issueC+1 {
-			b.tail = append(b.tail, o)
+			sm.tail = append(sm.tail, o)
 		}
 		b.maxOff = max(b.maxOff, o>>8)
 	}
-	b.terms, b.mem = slices.Clone(sm.terms), slices.Clone(sm.mem)
-	ops[i].Info.blk = b
+	b.in, b.static, b.tail = slices.Clone(sm.in), slices.Clone(sm.static), slices.Clone(sm.tail)
+	b.outs, b.terms, b.mem = slices.Clone(sm.outs), slices.Clone(sm.terms), slices.Clone(sm.mem)
+	infos[0].blk = b
 	return b, 0
 }
 
-// blockAccesses makes the data accesses of run ops (summarised by b) and
-// reports whether all hit the TLB and the L1D. If not, the results wait
-// in t.res for the operation-by-operation path.
-//
-// Accesses that hit both (the common case) are looked up without
-// counting, their counts added once per run.
-func (t *Timing) blockAccesses(ops []Retired, b *timingBlock) bool {
+// blockAccesses makes the data accesses of a run (summarised by b, its
+// operations described by infos[0] on, its values vals) from b.mem[from]
+// on, the ones before having hit the most recently used TLB entry and
+// L1D line of their set (Run checks that inline). It reports whether all
+// hit the TLB and the L1D; if not, the results wait in t.res for the
+// operation-by-operation path. Accesses that hit are counted once per
+// run.
+func (t *Timing) blockAccesses(infos []OpInfo, vals []uint64, b *timingBlock, from int) bool {
 	tlb, l1 := t.tlb, t.l1
-	for k, j := range b.mem {
-		ea := ops[j].EA
-		// hitMRU is lookup's inlined first step: lookup only runs when
-		// it fails (and then repeats it, cheaply).
-		if tlb.hitMRU(ea) && l1.hitMRU(ea) || tlb.lookup(ea) && l1.lookup(ea) {
+	for k := from; k < len(b.mem); k++ {
+		if ea := vals[b.mem[k].op]; tlb.lookup(ea) && l1.lookup(ea) {
 			continue
 		}
 		t.countHits(uint64(k))
-		return t.accessRest(ops, b, k)
+		return t.accessRest(infos, vals, b, k)
 	}
 	t.countHits(uint64(len(b.mem)))
 	return true
@@ -297,22 +311,22 @@ func (t *Timing) countHits(n uint64) {
 	t.Stats.L1DAccess += n
 }
 
-// accessRest makes the accesses of run ops from b.mem[k] on in full, the
+// accessRest makes the accesses of a run from b.mem[k] on in full, the
 // ones before having hit, and reports whether all hit.
-func (t *Timing) accessRest(ops []Retired, b *timingBlock, k int) bool {
+func (t *Timing) accessRest(infos []OpInfo, vals []uint64, b *timingBlock, k int) bool {
 	p := t.P
-	for h, j := range b.mem[:k] {
+	for h, m := range b.mem[:k] {
 		lat := uint64(p.TLB.Latency)
-		if ops[j].Info.Class != ClassStore || !p.StoreBuf {
+		if infos[m.slot].Class != ClassStore || !p.StoreBuf {
 			lat += uint64(p.L1D.Latency)
 		}
 		t.res[h] = memResult{lat: lat, xlat: uint32(p.TLB.Latency), events: EvTLBAccess | EvL1DAccess, ds: DSL1D}
 	}
 	hit := true
-	for h, j := range b.mem[k:] {
-		m := &t.res[k+h]
-		t.access(&ops[j], m)
-		hit = hit && m.events == EvTLBAccess|EvL1DAccess
+	for h, m := range b.mem[k:] {
+		r := &t.res[k+h]
+		t.access(vals[m.op], &infos[m.slot], r)
+		hit = hit && r.events == EvTLBAccess|EvL1DAccess
 	}
 	if !hit {
 		t.nres, t.resNext = len(b.mem), 0
@@ -320,13 +334,14 @@ func (t *Timing) accessRest(ops []Retired, b *timingBlock, k int) bool {
 	return hit
 }
 
-// runBlock times run ops from its summary b; next is the pc after it.
+// runBlock times a run from its summary b: it starts at pc; next is the
+// pc after it.
 //
 // The register writes of a run that was not late are left pending
 // (t.pend, entered at t.pendC) until anything else is timed (flush), so a
 // loop body with b.again timed right after itself without a misprediction
 // needs no look at the registers at all.
-func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
+func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 	c := t.cycle
 	issue := c + b.issueC
 	if t.pend == b && b.again && c == t.pendC+b.issueC+1 {
@@ -349,8 +364,11 @@ func (t *Timing) runBlock(ops []Retired, b *timingBlock, next uint64) {
 	}
 	t.cycle = issue + 1
 	t.Stats.StallCycles += t.cycle - c - uint64(b.n)
-	if b.branch && t.predict(&ops[b.n-1], next) {
-		t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
+	if b.branch {
+		last := Retired{Info: b.lastInfo, PC: pc + b.lastOff} // predict reads no value
+		if t.predict(&last, next) {
+			t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
+		}
 	}
 }
 

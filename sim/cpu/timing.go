@@ -108,7 +108,7 @@ func (o *OpInfo) LogsEA() bool {
 func (o *OpInfo) SrcReg(i int) uint8 { return uint8(o.Src >> (8 * i)) }
 func (o *OpInfo) DstReg(i int) uint8 { return uint8(o.Dst >> (8 * i)) }
 
-// Retired is one entry of the retired-operation log.
+// Retired is one retired operation (Batch.At, Batch.Ops).
 type Retired struct {
 	Info *OpInfo
 	PC   uint64
@@ -117,14 +117,6 @@ type Retired struct {
 	// indirect branches, the stack pointer before the branch (the shadow
 	// call stack sees non-local exits by it).
 	EA uint64
-}
-
-// RetireLog collects retired operations for the timing model. A core's
-// Run writes entry k of Ops[:cap(Ops)] for the k-th instruction it
-// retires (and may write the one after for an instruction that faults);
-// the machine takes the first n, n being what Run reports retired.
-type RetireLog struct {
-	Ops []Retired
 }
 
 // Cache is one set-associative cache level (or the TLB, with page-sized
@@ -223,7 +215,7 @@ func (c *cache) access(addr uint64) bool {
 // (lookup's inlined fast path). It always loads the set's head: a
 // shortcut through the line accessed last measured no faster.
 func (c *cache) hitMRU(addr uint64) bool {
-	line := addr>>c.lineShift + 1
+	line := addr>>(c.lineShift&63) + 1 // the mask spares the compiler's check of the shift
 	return c.tags[(int(line)&c.setMask)*c.ways] == line
 }
 
@@ -342,55 +334,91 @@ func (t *Timing) Cycle() uint64 { return t.cycle }
 // whole from a summary (see block); a run whose accesses miss the L1D or
 // TLB, that holds a wanted operation or that the batch cuts, goes
 // operation by operation. Both give the same cycles.
-func (t *Timing) Run(ops []Retired, next uint64, want []int, out []OpTiming) {
-	nextWant := len(ops)
+func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
+	nextWant := b.n
 	if len(want) > 0 {
 		nextWant = want[0]
 	}
-	for i := 0; i < len(ops); {
-		in := ops[i].Info
-		b := in.blk
-		n := 0
-		if b == nil || i+int(b.n) > len(ops) || ops[i+int(b.n)-1].Info != b.last || b.gen != t.CodeGen {
-			b, n = t.buildBlock(ops, i)
+	tlb, l1, blocks := t.tlb, t.l1, !t.NoBlocks
+	for r := range b.Runs {
+		run := &b.Runs[r]
+		end, after := b.end(r), next // after: the pc after the run
+		cut := r+1 == len(b.Runs)    // the batch may end inside this run
+		if !cut {
+			after = b.Runs[r+1].PC
 		}
-		if b != nil {
-			n = int(b.n)
-		}
-		nx := next
-		if i+n < len(ops) {
-			nx = ops[i+n].PC
-		}
-		if b != nil && nextWant >= i+n && !t.NoBlocks && t.blockAccesses(ops[i:i+n], b) {
-			t.runBlock(ops[i:i+n], b, nx)
-		} else {
-			for j := i; j < i+n; j++ {
-				nj := nx
-				if j+1 < i+n {
-					nj = ops[j+1].PC
-				}
-				var pre *memResult
-				if ops[j].Info.Access != 0 && t.nres > 0 {
-					pre = &t.res[t.resNext]
-					t.resNext++
-				}
-				nextWant = t.step(ops, j, nj, want, out, nextWant, pre)
+		infos, pc := run.Infos, run.PC
+		for i := int(run.Start); i < end; {
+			blk := infos[0].blk
+			n := 0
+			if blk == nil || i+int(blk.n) > end || blk.gen != t.CodeGen {
+				blk, n = t.buildBlock(infos, end-i, cut, b.Shift)
 			}
-			t.nres, t.resNext = 0, 0
+			if blk != nil {
+				n = int(blk.n)
+			}
+			vals := b.Vals[i : i+n]
+			hit := blk != nil && nextWant >= i+n && blocks
+			if hit {
+				// An access to the most recently used TLB entry and L1D
+				// line of its set (the common case) hits without changing
+				// either; from the first other one on, blockAccesses
+				// makes them in full. (Inline: a call per run costs.)
+				k := 0
+				for ; k < len(blk.mem); k++ {
+					if ea := vals[blk.mem[k].op]; !tlb.hitMRU(ea) || !l1.hitMRU(ea) {
+						break
+					}
+				}
+				if k < len(blk.mem) {
+					hit = t.blockAccesses(infos, vals, blk, k)
+				} else {
+					t.countHits(uint64(k))
+				}
+			}
+			if hit {
+				nx := after
+				if i+n < end {
+					nx = pc + blk.bytes
+				}
+				t.runBlock(blk, pc, nx)
+				if i+n < end { // a run's Infos may end with its last op's entry
+					pc += blk.bytes
+					infos = infos[blk.slots:]
+				}
+			} else {
+				for j := i; j < i+n; j++ {
+					in := &infos[0]
+					op := b.retired(in, pc, j)
+					pc += uint64(in.Size)
+					nj := after
+					if j+1 < end {
+						nj = pc
+						infos = infos[b.step(in):]
+					}
+					var pre *memResult
+					if in.Access != 0 && t.nres > 0 {
+						pre = &t.res[t.resNext]
+						t.resNext++
+					}
+					nextWant = t.step(&op, j, nj, want, out, nextWant, pre)
+				}
+				t.nres, t.resNext = 0, 0
+			}
+			i += n
 		}
-		i += n
 	}
 	t.flush()
-	t.Stats.Insns += uint64(len(ops))
+	t.Stats.Insns += uint64(b.n)
 	t.Stats.Cycles = t.cycle
 }
 
-// step times operation i (its successor is at next); pre, if not nil, is
-// its memory access, already made. The details of a wanted operation go
-// to out. It returns the next wanted index.
-func (t *Timing) step(ops []Retired, i int, next uint64, want []int, out []OpTiming, nextWant int, pre *memResult) int {
+// step times operation r, the batch's i-th (its successor is at next);
+// pre, if not nil, is its memory access, already made. The details of a
+// wanted operation go to out. It returns the next wanted index (past
+// every index: none).
+func (t *Timing) step(r *Retired, i int, next uint64, want []int, out []OpTiming, nextWant int, pre *memResult) int {
 	t.flush()
-	r := &ops[i]
 	in := r.Info
 	dispatch := t.cycle
 	ready := &t.ready
@@ -403,7 +431,7 @@ func (t *Timing) step(ops []Retired, i int, next uint64, want []int, out []OpTim
 		m := pre
 		if m == nil {
 			m = &t.res[0]
-			t.access(r, m)
+			t.access(r.EA, in, m)
 		}
 		lat += m.lat
 		d.XlatLat, d.Events, d.DS, d.DSValid = m.xlat, m.events, m.ds, in.Class != ClassStore
@@ -425,7 +453,7 @@ func (t *Timing) step(ops []Retired, i int, next uint64, want []int, out []OpTim
 		d.Events |= EvRetired
 		w := sort.SearchInts(want, i)
 		out[w] = d
-		nextWant = len(ops)
+		nextWant = int(^uint(0) >> 1)
 		if w+1 < len(want) {
 			nextWant = want[w+1]
 		}
@@ -441,14 +469,14 @@ type memResult struct {
 	ds     uint8
 }
 
-// access runs r's data access through the TLB and the cache hierarchy.
-func (t *Timing) access(r *Retired, m *memResult) {
-	in := r.Info
+// access runs the data access at ea of an operation described by in
+// through the TLB and the cache hierarchy.
+func (t *Timing) access(ea uint64, in *OpInfo, m *memResult) {
 	p := t.P
 	xlat := uint64(p.TLB.Latency)
 	t.Stats.TLBAccess++
 	m.events = EvTLBAccess | EvL1DAccess
-	if !t.tlb.access(r.EA) {
+	if !t.tlb.access(ea) {
 		t.Stats.TLBWalk++
 		xlat += uint64(p.Walk)
 		m.events |= EvTLBWalk
@@ -457,19 +485,19 @@ func (t *Timing) access(r *Retired, m *memResult) {
 	mem := uint64(p.L1D.Latency)
 	t.Stats.L1DAccess++
 	m.ds = DSL1D
-	if !t.l1.access(r.EA) {
+	if !t.l1.access(ea) {
 		t.Stats.L1DRefill++
 		t.Stats.L2Access++
 		m.events |= EvL1DRefill | EvL2DAccess
 		mem = uint64(p.L2.Latency)
 		m.ds = DSL2
-		if !t.l2.access(r.EA) {
+		if !t.l2.access(ea) {
 			t.Stats.L2Refill++
 			t.Stats.LLCAccess++
 			m.events |= EvL2DMiss | EvLLCAccess
 			mem = uint64(p.LLC.Latency)
 			m.ds = DSLLC
-			if !t.llc.access(r.EA) {
+			if !t.llc.access(ea) {
 				t.Stats.LLCMiss++
 				m.events |= EvLLCMiss
 				mem = uint64(p.DRAM)

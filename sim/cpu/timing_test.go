@@ -21,9 +21,10 @@ func TestPredictorIndexByAlignment(t *testing.T) {
 	mispredicts := func(shift uint) uint64 {
 		tm := NewTiming(p)
 		tm.PCShift = shift
-		tm.Run(ops, 0x1000, nil, nil) // warm-up
+		b := BatchOf(ops, shift)
+		tm.Run(b, 0x1000, nil, nil) // warm-up
 		before := tm.Stats.Mispredicts
-		tm.Run(ops, 0x1000, nil, nil)
+		tm.Run(b, 0x1000, nil, nil)
 		return tm.Stats.Mispredicts - before
 	}
 	if n := mispredicts(1); n != 0 {
@@ -60,9 +61,10 @@ func TestTargetBuffer(t *testing.T) {
 			}
 		}
 		tm := NewTiming(p)
-		tm.Run(ops, c.pcs[0], nil, nil) // warm-up
+		b := BatchOf(ops, 2)
+		tm.Run(b, c.pcs[0], nil, nil) // warm-up
 		before := tm.Stats.Mispredicts
-		tm.Run(ops, c.pcs[0], nil, nil)
+		tm.Run(b, c.pcs[0], nil, nil)
 		if got := tm.Stats.Mispredicts - before; (got != 0) != c.want {
 			t.Errorf("%s: %d mispredictions after training", c.name, got)
 		}
@@ -74,7 +76,7 @@ func TestTargetBuffer(t *testing.T) {
 			Retired{Info: &ind, PC: 0x1000}, Retired{Info: &ind, PC: 0x4000})
 	}
 	tm := NewTiming(p)
-	tm.Run(ops, 0x1000, nil, nil)
+	tm.Run(BatchOf(ops, 2), 0x1000, nil, nil)
 	if tm.Stats.Mispredicts < uint64(len(ops))/2 {
 		t.Errorf("alternating targets: %d mispredictions of %d branches", tm.Stats.Mispredicts, len(ops))
 	}

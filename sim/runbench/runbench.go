@@ -167,8 +167,8 @@ func Model(b *testing.B, path string, args ...string) {
 		gen++ // a code generation no summary was made under: all cold
 		t.CodeGen = gen
 		b.StartTimer()
-		for k, ops := range rec.batches {
-			t.Run(ops, rec.next[k], nil, nil)
+		for k, batch := range rec.batches {
+			t.Run(batch, rec.next[k], nil, nil)
 		}
 		insns += t.Stats.Insns
 	}
@@ -179,20 +179,20 @@ func Model(b *testing.B, path string, args ...string) {
 // logRecorder keeps a copy of the batches of retired operations (the
 // first maxLogged operations).
 type logRecorder struct {
-	batches [][]cpu.Retired
+	batches []*cpu.Batch
 	next    []uint64
 	n       int
 }
 
 const maxLogged = 1 << 24
 
-func (r *logRecorder) Want([]cpu.Retired) []int { return nil }
+func (r *logRecorder) Want(*cpu.Batch) []int { return nil }
 
-func (r *logRecorder) Retired(m *cpu.Machine, ops []cpu.Retired, _ []int, _ []cpu.OpTiming) {
-	if r.n += len(ops); r.n > maxLogged {
+func (r *logRecorder) Retired(m *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming) {
+	if r.n += b.Len(); r.n > maxLogged {
 		return
 	}
-	r.batches = append(r.batches, append([]cpu.Retired(nil), ops...))
+	r.batches = append(r.batches, b.Clone())
 	r.next = append(r.next, m.Core.PC())
 }
 

@@ -16,14 +16,20 @@ import (
 
 // Core is a z/Architecture CPU in problem state.
 type Core struct {
-	needEA [opEnd]bool   // logged operations of this kind carry a data address or condition
-	r      [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
-	v      [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
-	cc     uint8         // condition code, PSW bits 18-19
-	pc     uint64
-	svc    uint8      // the number in the last svc instruction
-	ar     [16]uint32 // access registers: a0:a1 hold the thread pointer
-	fpc    uint32     // floating-point control: rounding mode and IEEE flags
+	r   [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
+	v   [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
+	cc  uint8         // condition code, PSW bits 18-19
+	pc  uint64
+	svc uint8      // the number in the last svc instruction
+	ar  [16]uint32 // access registers: a0:a1 hold the thread pointer
+	fpc uint32     // floating-point control: rounding mode and IEEE flags
+
+	// vals receives the logged values, op k's at k&cpu.ValMask; with a
+	// log they are its Vals (SetLog). The hot cases store theirs whether
+	// or not anything is logged (loggedInCase): cheaper than a test. (A
+	// pointer: the array inside Core measured slower.)
+	vals   *[cpu.LogBatch]uint64
+	slowEA [opEnd]bool // the ops whose value the log gets from dynamicEA
 
 	// exInst is the decoded target of an ex/exrl whose own retirement used
 	// up Run's budget; exPending says the next Run starts with it.
@@ -32,19 +38,19 @@ type Core struct {
 	// exInfos describes the executed targets for the timing log, per ex
 	// site and target (an OpInfo may carry a timing block, so each must
 	// stand for one instruction at one address).
-	exInfos map[exKey]*cpu.OpInfo
+	exInfos map[exKey][]cpu.OpInfo // each one description long (a run of its own in the log)
 
 	m      *cpu.Machine
 	mem    *cpu.Memory
 	icache *cpu.ICache[inst]
-	log    *cpu.RetireLog // non-nil: every instruction is logged for the timing model
+	log    *cpu.Batch // non-nil: every instruction is logged for the timing model
 }
 
 // codePage is a page of decoded instructions, one slot per halfword.
 type codePage = cpu.CodePage[inst]
 
 func newCore(m *cpu.Machine) cpu.Core {
-	c := &Core{m: m, mem: m.Mem}
+	c := &Core{m: m, mem: m.Mem, vals: new([cpu.LogBatch]uint64)}
 	// Slots every 2 bytes, instructions up to 6 bytes long; invalidation
 	// resets only the op, so an instruction that stores over itself still
 	// has its operands.
@@ -69,8 +75,11 @@ func (c *Core) Syscall() (uint64, [6]uint64) {
 func (c *Core) SetSyscallResult(v uint64) { c.r[2] = v }
 
 // SetLog turns logging of retired instructions on (non-nil) or off.
-func (c *Core) SetLog(l *cpu.RetireLog) {
+func (c *Core) SetLog(l *cpu.Batch) {
 	c.log = l
+	if l != nil {
+		l.Vals = c.vals[:]
+	}
 	c.icache.WithInfo = l != nil
 }
 
@@ -133,13 +142,13 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 }
 
 // describeSlot fills the timing description of a decoded slot, and notes
-// whether logging needs the data address (or the condition) for its kind
-// of operation.
+// whether logging gets the data address (or the condition) of its kind of
+// operation from dynamicEA.
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	*info = describe(in)
-	if info.LogsEA() {
-		c.needEA[in.op] = true
+	if info.LogsEA() && !loggedInCase(in.op) {
+		c.slowEA[in.op] = true
 	}
 	return info
 }
@@ -152,33 +161,33 @@ type exKey struct {
 }
 
 // exInfo is the description of target in, executed by the ex at pc.
-func (c *Core) exInfo(in *inst, pc uint64) *cpu.OpInfo {
+func (c *Core) exInfo(in *inst, pc uint64) []cpu.OpInfo {
 	k := exKey{pc, *in}
 	info := c.exInfos[k]
 	if info == nil {
 		if c.exInfos == nil {
-			c.exInfos = map[exKey]*cpu.OpInfo{}
+			c.exInfos = map[exKey][]cpu.OpInfo{}
 		}
-		d := describe(in)
-		d.Varies = true
-		info = &d
+		info = []cpu.OpInfo{describe(in)}
+		info[0].Varies = true
 		c.exInfos[k] = info
 	}
 	return info
 }
 
 // logExecuted logs the target of an ex/exrl as the n-th operation of this
-// Run, at the ex's address (nothing when logging is off).
-func (c *Core) logExecuted(log []cpu.Retired, n uint64, in *inst, pc uint64) {
+// Run, at the ex's address, in a run of its own (nothing when logging is
+// off).
+func (c *Core) logExecuted(log *cpu.Batch, n uint64, in *inst, pc uint64) {
 	if log == nil {
 		return
 	}
-	info := c.exInfo(in, pc)
-	var ea uint64
-	if info.LogsEA() {
-		ea = c.dynamicEA(in, info, pc)
+	infos := c.exInfo(in, pc)
+	log.Begin(infos, pc, n)
+	log.Expect = ^uint64(0) // what follows the target begins a run
+	if infos[0].LogsEA() {
+		c.vals[n&cpu.ValMask] = c.dynamicEA(in, &infos[0], pc)
 	}
-	log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
 }
 
 // describePage gives a page that was decoded before logging started its

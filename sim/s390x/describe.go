@@ -457,6 +457,19 @@ func returnFlag(reg uint8) cpu.OpFlags {
 // (load/store on condition), whether its condition holds.
 func (c *Core) condHolds(in *inst) bool { return c.cond(in.m) }
 
+// loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
+// of op o inside o's own case, where the address is in a register anyway:
+// the hot loads, stores and calls. Every other op that logs one goes
+// through dynamicEA before it executes (Core.slowEA).
+func loggedInCase(o op) bool {
+	switch o {
+	case opL, opLY, opLT, opLG, opLTG, opLGF, opLTGF, opST, opSTY, opSTG, opLMG, opSTMG,
+		opBRAS, opBRASL, opBR, opBASR, opBAS:
+		return true
+	}
+	return false
+}
+
 // dynamicEA is the data address of a load or store in the current state,
 // for calls and indirect branches the stack pointer (see cpu.Retired), or
 // for the other conditional operations 1 if the condition holds.

@@ -57,7 +57,7 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		if in.op == opUndef || in.op == opSpec {
 			return false
 		}
-		info = c.exInfo(in, pc)
+		info = &c.exInfo(in, pc)[0]
 	} else {
 		if in.op == opUndef || in.op == opSpec {
 			return false

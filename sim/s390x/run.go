@@ -14,10 +14,7 @@ import (
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	r := &c.r
 	mem := c.mem
-	var log []cpu.Retired // entry k: the k-th instruction this Run retires
-	if c.log != nil {
-		log = c.log.Ops[:cap(c.log.Ops)]
-	}
+	log := c.log // its runs: one Begin where the next op is not at log.Expect
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -35,6 +32,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if log != nil && page.Infos == nil {
 				c.describePage(page)
 			}
+			if log != nil {
+				log.Expect = ^uint64(0) // a run stays on its page
+			}
 			if c.exPending { // the target of an ex that ended the last Run
 				c.exPending = false
 				in = &c.exInst
@@ -44,13 +44,14 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		}
 		slot = ((pc - base) >> 1) & (cpu.PageSize/2 - 1)
 		in = &page.Slots[slot]
-		if log != nil { // an undecoded slot's entry is written again once it is decoded
-			info := &page.Infos[slot]
-			var ea uint64
-			if c.needEA[in.op] {
-				ea = c.dynamicEA(in, info, pc)
+		if log != nil { // an undecoded slot's value is written again once it is decoded
+			if pc != log.Expect {
+				log.Begin(page.Infos[slot:], pc, n)
 			}
-			log[n] = cpu.Retired{Info: info, PC: pc, EA: ea}
+			log.Expect = pc + uint64(in.ln) // an undecoded slot's 0 keeps the run going
+			if c.slowEA[in.op] {
+				c.vals[n&cpu.ValMask] = c.dynamicEA(in, &page.Infos[slot], pc)
+			}
 		}
 	dispatch:
 		switch in.op {
@@ -86,6 +87,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			pc += uint64(in.ln)
 			continue
 		case opBR:
+			c.vals[n&cpu.ValMask] = r[15]
 			t := r[in.r2]
 			n++
 			pc = t
@@ -116,11 +118,13 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			pc += uint64(in.ln)
 			continue
 		case opBRAS, opBRASL:
+			c.vals[n&cpu.ValMask] = r[15]
 			r[in.r1] = pc + uint64(in.ln)
 			pc += uint64(in.imm)
 			n++
 			continue
 		case opBASR, opBAS:
+			c.vals[n&cpu.ValMask] = r[15]
 			t := r[in.r2]
 			if in.op == opBAS {
 				t = r[in.b] + r[in.r2] + uint64(in.imm)
@@ -335,7 +339,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 
 		// Loads from storage.
 		case opL, opLY, opLT:
-			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load32BE(a)
 			if !ok {
 				goto fault
 			}
@@ -344,7 +350,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				c.cc = ccSigned32(v)
 			}
 		case opLG, opLTG:
-			v, ok := mem.Load64BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load64BE(a)
 			if !ok {
 				goto fault
 			}
@@ -353,7 +361,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				c.cc = ccSigned(int64(v))
 			}
 		case opLGF, opLTGF:
-			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load32BE(a)
 			if !ok {
 				goto fault
 			}
@@ -456,6 +466,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 		case opLMG: // prologue/epilogue: the one-page case inline
 			a := r[in.b] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
 			cnt := uint64(in.r3-in.r1)&15 + 1
 			if a&cpu.PageMask+8*cnt > cpu.PageSize {
 				if !c.loadMultiple(in) {
@@ -481,11 +492,15 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 
 		// Stores.
 		case opST, opSTY:
-			if !mem.Store32BE(r[in.b]+r[in.r2]+uint64(in.imm), uint32(r[in.r1])) {
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			if !mem.Store32BE(a, uint32(r[in.r1])) {
 				goto fault
 			}
 		case opSTG:
-			if !mem.Store64BE(r[in.b]+r[in.r2]+uint64(in.imm), r[in.r1]) {
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			if !mem.Store64BE(a, r[in.r1]) {
 				goto fault
 			}
 		case opSTC, opSTCY:
@@ -522,6 +537,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 		case opSTMG:
 			a := r[in.b] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
 			cnt := uint64(in.r3-in.r1)&15 + 1
 			if a&cpu.PageMask+8*cnt > cpu.PageSize {
 				if !c.storeMultiple(in) {

@@ -31,9 +31,9 @@ func TestBlockTimingExact(t *testing.T) {
 // lastOp keeps the operations of the latest batch.
 type lastOp struct{ ops []cpu.Retired }
 
-func (l *lastOp) Want([]cpu.Retired) []int { return nil }
-func (l *lastOp) Retired(_ *cpu.Machine, ops []cpu.Retired, _ []int, _ []cpu.OpTiming) {
-	l.ops = append(l.ops[:0], ops...)
+func (l *lastOp) Want(*cpu.Batch) []int { return nil }
+func (l *lastOp) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming) {
+	l.ops = append(l.ops[:0], b.Ops()...)
 }
 
 // TestLogAgreesWithNextOp: what the core logs for the timing model is

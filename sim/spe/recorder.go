@@ -57,12 +57,12 @@ func NewRecorder(m *cpu.Machine, u *Unit, d *Driver) *Recorder {
 // and returns the indices of the selected ones. (When profiling stops for
 // good in the middle of a batch, the rest of that batch has already been
 // counted: at most 4096 members.)
-func (r *Recorder) Want(ops []cpu.Retired) []int {
+func (r *Recorder) Want(b *cpu.Batch) []int {
 	r.want = r.want[:0]
 	if !r.U.Enabled() {
 		return nil
 	}
-	n, pos := uint64(len(ops)), uint64(0)
+	n, pos := uint64(b.Len()), uint64(0)
 	for {
 		if r.left == 0 {
 			r.left = r.U.NextSelection()
@@ -79,15 +79,19 @@ func (r *Recorder) Want(ops []cpu.Retired) []int {
 }
 
 // Retired samples the selected operations in order.
-func (r *Recorder) Retired(m *cpu.Machine, ops []cpu.Retired, want []int, details []cpu.OpTiming) {
+func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []cpu.OpTiming) {
 	u := r.U
 	start := 0
-	if r.lastSize != 0 && len(ops) > 0 && ops[0].PC != r.lastBranch+uint64(r.lastSize) {
-		u.TakenBranch(ops[0].PC)
-	}
-	r.lastSize = 0
-	if n := len(ops); u.F.PBT && n > 0 && ops[n-1].Info.Class == cpu.ClassBranch {
-		r.lastBranch, r.lastSize = ops[n-1].PC, ops[n-1].Info.Size
+	var ops []cpu.Retired // every operation, only for the previous-branch target
+	if u.F.PBT && b.Len() > 0 {
+		ops = b.Ops()
+		if r.lastSize != 0 && ops[0].PC != r.lastBranch+uint64(r.lastSize) {
+			u.TakenBranch(ops[0].PC)
+		}
+		r.lastSize = 0
+		if last := &ops[len(ops)-1]; last.Info.Class == cpu.ClassBranch {
+			r.lastBranch, r.lastSize = last.PC, last.Info.Size
+		}
 	}
 	for k, i := range want {
 		if u.F.PBT {
@@ -104,7 +108,8 @@ func (r *Recorder) Retired(m *cpu.Machine, ops []cpu.Retired, want []int, detail
 			continue
 		}
 		written := u.Written
-		o := &ops[i]
+		op := b.At(i)
+		o := &op
 		in := o.Info
 		s := &Sample{Op: cpu.Op{PC: o.PC, Size: in.Size, Class: in.Class, Flags: in.Flags, Access: in.Access},
 			Taken: d.Taken, Events: d.Events, DS: uint16(d.DS), DSValid: d.DSValid}

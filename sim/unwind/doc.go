@@ -28,7 +28,8 @@
 //
 // For callchains of sampled operations: Tracer.Callchain(m, buf) unwinds
 // the machine's current context (the instruction about to execute), and
-// Shadow.StepRetired / Shadow.Callchain follow a cpu.RetireLog.
+// Shadow.StepRetired / Shadow.Callchain follow the retired operations
+// (cpu.Batch).
 //
 // # Emitting SFrame from .eh_frame the way gas does
 //

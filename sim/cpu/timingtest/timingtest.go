@@ -21,9 +21,9 @@ type DetailRecorder struct {
 	PCs     []uint64
 }
 
-func (r *DetailRecorder) Want(ops []cpu.Retired) []int {
+func (r *DetailRecorder) Want(b *cpu.Batch) []int {
 	var w []int
-	for i := range ops {
+	for i := range b.Len() {
 		if (r.seen+i)%61 == 0 {
 			w = append(w, i)
 		}
@@ -31,12 +31,12 @@ func (r *DetailRecorder) Want(ops []cpu.Retired) []int {
 	return w
 }
 
-func (r *DetailRecorder) Retired(_ *cpu.Machine, ops []cpu.Retired, want []int, d []cpu.OpTiming) {
+func (r *DetailRecorder) Retired(_ *cpu.Machine, b *cpu.Batch, want []int, d []cpu.OpTiming) {
 	for k, i := range want {
-		r.PCs = append(r.PCs, ops[i].PC)
+		r.PCs = append(r.PCs, b.At(i).PC)
 		r.Details = append(r.Details, d[k])
 	}
-	r.seen += len(ops)
+	r.seen += b.Len()
 }
 
 // Run runs the program at path timed with preset, with the block
@@ -79,5 +79,52 @@ func CheckExact(t *testing.T, path string, args []string) {
 		require.Equal(t, ref, plain, "%s: statistics without detail requests", preset)
 		require.NotZero(t, ref.L1DAccess)
 		require.NotZero(t, ref.Branches)
+	}
+}
+
+// CheckLoggedValues runs the program one operation per batch and checks
+// every logged value (Retired.EA of an operation whose description
+// LogsEA) against oracle, which computes it from the machine stopped just
+// before the operation runs. It returns how many values it checked.
+func CheckLoggedValues(t *testing.T, path string, args []string, oracle func(m *cpu.Machine) uint64) int {
+	t.Helper()
+	var out bytes.Buffer
+	m, err := cpu.Load(path, cpu.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
+	require.NoError(t, err)
+	p, err := cpu.PresetByName("neoverse-n1")
+	require.NoError(t, err)
+	require.NoError(t, m.EnableTiming(p))
+	v := &valueChecker{t: t}
+	m.Observer = func(m *cpu.Machine) error {
+		v.pc, v.want = m.Core.PC(), oracle(m)
+		return nil
+	}
+	m.Consumers = append(m.Consumers, v)
+	exit, err := m.Run()
+	require.NoError(t, err)
+	require.Nil(t, exit.Fault)
+	require.NotZero(t, v.checked)
+	return v.checked
+}
+
+// valueChecker compares the value logged for the one operation of each
+// batch with the oracle's.
+type valueChecker struct {
+	t        *testing.T
+	pc, want uint64
+	checked  int
+}
+
+func (v *valueChecker) Want(*cpu.Batch) []int { return nil }
+
+func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming) {
+	if b.Len() != 1 {
+		return // the syscall-ending batches of a stopped machine
+	}
+	r := b.At(0)
+	require.Equal(v.t, v.pc, r.PC, "the batch holds the operation the oracle saw")
+	if r.Info.LogsEA() {
+		require.Equal(v.t, v.want, r.EA, "the logged value of the operation at %#x", r.PC)
+		v.checked++
 	}
 }

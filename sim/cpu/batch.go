@@ -1,0 +1,157 @@
+package cpu
+
+import "sort"
+
+// Batch is the log of the operations one core Run retired, as the core
+// writes it: cheaply, one entry per straight-line run of operations and
+// one value per operation, not one record per operation.
+//
+//	Runs:  [Infos→slot 7, PC 0x400a1c, Start 0] [Infos→slot 2, PC 0x400808, Start 5] ...
+//	Vals:  v0 v1 v2 v3 v4 v5 ...        (v_k: op k's dynamic value, if it logs one)
+//
+// The operations of a run sit at consecutive addresses on one code page,
+// so their descriptions follow one another in the page's Infos: op k+1's
+// is Size>>Shift entries after op k's. A run ends wherever the next
+// operation is not the next one in memory (a taken branch), at a page
+// boundary, and around an s390x EXECUTE's target (whose description is
+// not its address's). The timing model walks runs directly; consumers
+// that want one record per operation get them from At or Ops.
+type Batch struct {
+	Runs []Run
+	// Vals[k] is op k's dynamic value (Retired.EA) when its description
+	// LogsEA; other entries are left as the core wrote them. It is the
+	// core's own array of LogBatch values (Logger.SetLog puts it here).
+	Vals []uint64
+	// Expect is the pc after the last operation the core logged (^0:
+	// none): where the next one is elsewhere, the core begins a run.
+	Expect uint64
+	// Shift is log2 of the bytes per Infos entry (the instruction
+	// alignment).
+	Shift uint
+	n     int
+	ops   []Retired // Ops' expansion (valid while expanded)
+	done  bool
+}
+
+// Run is a straight-line stretch of a Batch.
+type Run struct {
+	Infos []OpInfo // Infos[0] describes the first operation
+	PC    uint64   // its address
+	Start uint32   // its index in the batch
+}
+
+// LogBatch is how many operations a core logs before the model times
+// them: small enough that the log stays in the host's caches.
+const LogBatch = 1024
+
+// ValMask keeps a logged value's index inside a core's array of them.
+const ValMask = LogBatch - 1
+
+// newBatch returns an empty batch with room for n operations. Runs starts small (a large allocation per machine
+// costs fresh pages) and grows to what the program needs.
+func newBatch(n int, shift uint) *Batch {
+	return &Batch{Runs: make([]Run, 0, 64), Vals: make([]uint64, n), Expect: ^uint64(0), Shift: shift}
+}
+
+// Begin starts a run at the batch's n-th operation, at pc, described by
+// infos[0] on. A run begun at the same n as the one before leaves that
+// one empty (its first operation did not retire: a page reloaded);
+// walks skip empty runs. Small enough to inline: the cores call it once
+// per run.
+func (b *Batch) Begin(infos []OpInfo, pc, n uint64) {
+	b.Runs = append(b.Runs, Run{Infos: infos, PC: pc, Start: uint32(n)})
+}
+
+// reset empties the batch for the next Run.
+func (b *Batch) reset() {
+	b.Runs, b.n, b.done, b.Expect = b.Runs[:0], 0, false, ^uint64(0)
+}
+
+// finish closes the batch at n retired operations: a run begun for an
+// operation that faulted (and so did not retire) is dropped.
+func (b *Batch) finish(n int) {
+	for k := len(b.Runs); k > 0 && int(b.Runs[k-1].Start) >= n; k-- {
+		b.Runs = b.Runs[:k-1]
+	}
+	b.n, b.done = n, false
+}
+
+// Len is the number of operations in the batch.
+func (b *Batch) Len() int { return b.n }
+
+// end is the index after run r's last operation.
+func (b *Batch) end(r int) int {
+	if r+1 < len(b.Runs) {
+		return int(b.Runs[r+1].Start)
+	}
+	return b.n
+}
+
+// step is the Infos entries an operation of in's size spans (at least 1:
+// a walk always moves on).
+func (b *Batch) step(in *OpInfo) int { return max(int(in.Size)>>b.Shift, 1) }
+
+// At returns operation i.
+func (b *Batch) At(i int) Retired {
+	if b.done {
+		return b.ops[i]
+	}
+	r := sort.Search(len(b.Runs), func(r int) bool { return int(b.Runs[r].Start) > i }) - 1
+	run := &b.Runs[r]
+	infos, pc := run.Infos, run.PC
+	for k := int(run.Start); k < i; k++ {
+		pc += uint64(infos[0].Size)
+		infos = infos[b.step(&infos[0]):]
+	}
+	return b.retired(&infos[0], pc, i)
+}
+
+// retired is the record of operation i, described by in, at pc.
+func (b *Batch) retired(in *OpInfo, pc uint64, i int) Retired {
+	r := Retired{Info: in, PC: pc}
+	if in.LogsEA() {
+		r.EA = b.Vals[i]
+	}
+	return r
+}
+
+// Ops returns one record per operation (made once per batch; valid until
+// the next batch).
+func (b *Batch) Ops() []Retired {
+	if b.done {
+		return b.ops
+	}
+	b.ops = b.ops[:0]
+	for r := range b.Runs {
+		run := &b.Runs[r]
+		infos, pc := run.Infos, run.PC
+		for i := int(run.Start); i < b.end(r); i++ {
+			in := &infos[0]
+			b.ops = append(b.ops, b.retired(in, pc, i))
+			pc += uint64(in.Size)
+			if i+1 < b.end(r) {
+				infos = infos[b.step(in):]
+			}
+		}
+	}
+	b.done = true
+	return b.ops
+}
+
+// Clone returns a copy of the batch that later batches do not overwrite.
+func (b *Batch) Clone() *Batch {
+	return &Batch{Runs: append([]Run(nil), b.Runs...), Vals: append([]uint64(nil), b.Vals[:b.n]...), Shift: b.Shift, n: b.n}
+}
+
+// BatchOf makes a batch of hand-built operations (for tests and
+// tools): each is a run of its own, described by a copy of its Info.
+func BatchOf(ops []Retired, shift uint) *Batch {
+	b := newBatch(len(ops), shift)
+	for i := range ops {
+		o := &ops[i]
+		b.Runs = append(b.Runs, Run{Infos: []OpInfo{*o.Info}, PC: o.PC, Start: uint32(i)})
+		b.Vals[i] = o.EA
+	}
+	b.n = len(ops)
+	return b
+}
