@@ -57,14 +57,8 @@ func TestLoggedValuesRandom(t *testing.T) {
 	for len(words) < 256<<10 {
 		words = append(words, rng.Uint32())
 	}
-	img := elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, words...), nil)
-	m, err := cpu.New("words", img, cpu.Config{})
-	require.NoError(t, err)
-	p, err := cpu.PresetByName("neoverse-n1")
-	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
+	m := timingtest.TimedImage(t, elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, words...), nil))
 	c := m.Core.(*Core)
-	log := c.log
 	inCase, slow := 0, 0
 	for i, w := range words {
 		pc := uint64(0x400000 + 4*i)
@@ -80,10 +74,8 @@ func TestLoggedValuesRandom(t *testing.T) {
 		c.nzcv = rng.Uint32() & 15
 		c.pc = pc
 		want := c.dynamicEA(&in, &info)
-		log.Runs, log.Expect = log.Runs[:0], ^uint64(0)
-		c.vals[0] = ^want
-		c.Run(1)
-		require.Equal(t, want, c.vals[0], "%#08x (op %d) at %#x: logged value", w, in.op, pc)
+		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
+		require.Equal(t, want, got, "%#08x (op %d) at %#x: logged value", w, in.op, pc)
 		if loggedInCase(in.op) {
 			inCase++
 		} else {

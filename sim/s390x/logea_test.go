@@ -47,14 +47,8 @@ func TestLoggedValuesRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
 	code := make([]byte, 6<<16)
 	rng.Read(code)
-	img := elftest.Code(elf.EM_S390, binary.BigEndian, code, nil)
-	m, err := cpu.New("insns", img, cpu.Config{})
-	require.NoError(t, err)
-	p, err := cpu.PresetByName("neoverse-n1")
-	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
+	m := timingtest.TimedImage(t, elftest.Code(elf.EM_S390, binary.BigEndian, code, nil))
 	c := m.Core.(*Core)
-	log := c.log
 	inCase, slow := 0, 0
 	for off := 0; off+6 <= len(code); off += 6 {
 		pc := uint64(0x400000 + off)
@@ -69,10 +63,8 @@ func TestLoggedValuesRandom(t *testing.T) {
 		c.cc = uint8(rng.Intn(4))
 		c.pc = pc
 		want := c.dynamicEA(&in, &info, pc)
-		log.Runs, log.Expect = log.Runs[:0], ^uint64(0)
-		c.vals[0] = ^want
-		c.Run(1)
-		require.Equal(t, want, c.vals[0], "% x (op %d) at %#x: logged value", code[off:off+int(in.ln)], in.op, pc)
+		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
+		require.Equal(t, want, got, "% x (op %d) at %#x: logged value", code[off:off+int(in.ln)], in.op, pc)
 		if loggedInCase(in.op) {
 			inCase++
 		} else {

@@ -128,3 +128,26 @@ func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.Op
 		v.checked++
 	}
 }
+
+// TimedImage makes a machine of the ELF image img (a test's hand-made
+// program) with the timing model on, for tests that step its core one
+// operation at a time.
+func TimedImage(t *testing.T, img []byte) *cpu.Machine {
+	t.Helper()
+	m, err := cpu.New("image", img, cpu.Config{})
+	require.NoError(t, err)
+	p, err := cpu.PresetByName("neoverse-n1")
+	require.NoError(t, err)
+	require.NoError(t, m.EnableTiming(p))
+	return m
+}
+
+// StepValue empties log, has step run one operation and returns the value
+// the core logged for it in vals (its first entry, poisoned with ^want
+// first, so that a value never stored shows).
+func StepValue(log *cpu.Batch, vals *[cpu.LogBatch]uint64, want uint64, step func()) uint64 {
+	log.Runs, log.Expect = log.Runs[:0], ^uint64(0)
+	vals[0] = ^want
+	step()
+	return vals[0]
+}
