@@ -206,6 +206,14 @@ var condHolds = func() (t [16]uint16) {
 
 func (c *Core) cond(cc uint8) bool { return condHolds[cc&15]>>c.nzcv&1 != 0 }
 
+// condLogged is cond for the n-th operation of a Run that logs whether
+// its condition held (loggedInCase): 1 or 0 goes into its value.
+func (c *Core) condLogged(cc uint8, n uint64) bool {
+	v := condHolds[cc&15] >> c.nzcv & 1
+	c.vals[n&cpu.ValMask] = uint64(v)
+	return v != 0
+}
+
 func b2u(b bool) uint32 {
 	if b {
 		return 1

@@ -362,12 +362,14 @@ func describe(in *inst) cpu.OpInfo {
 
 // loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
 // of op o inside o's own case, where the address is in a register anyway:
-// the hot loads, stores and calls. Every other op that logs one goes
+// the hot loads, stores, calls and conditional selects and compares. Every other op that logs one goes
 // through dynamicEA before it executes (Core.slowEA).
 func loggedInCase(o op) bool {
 	switch o {
 	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre,
-		opLdpXpost, opStpXpost, opBL, opBlr, opBr, opRet:
+		opLdpXpost, opStpXpost, opBL, opBlr, opBr, opRet,
+		opCselX, opCselW, opCsincX, opCsincW, opCsinvX, opCsinvW, opCsnegX, opCsnegW,
+		opCcmpX, opCcmpW, opCcmnX, opCcmnW:
 		return true
 	}
 	return false

@@ -269,51 +269,51 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			r, f := addFlags32(uint32(x[in.rn]), ^uint32(x[in.rm]), c.nzcv>>1&1)
 			x[in.rd], c.nzcv = uint64(r), f
 		case opCcmpX, opCcmpW, opCcmnX, opCcmnW:
-			c.condCompare(in)
+			c.condCompare(in, n)
 		case opCselX:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = x[in.rn]
 			} else {
 				x[in.rd] = x[in.rm]
 			}
 		case opCselW:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = uint64(uint32(x[in.rn]))
 			} else {
 				x[in.rd] = uint64(uint32(x[in.rm]))
 			}
 		case opCsincX:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = x[in.rn]
 			} else {
 				x[in.rd] = x[in.rm] + 1
 			}
 		case opCsincW:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = uint64(uint32(x[in.rn]))
 			} else {
 				x[in.rd] = uint64(uint32(x[in.rm] + 1))
 			}
 		case opCsinvX:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = x[in.rn]
 			} else {
 				x[in.rd] = ^x[in.rm]
 			}
 		case opCsinvW:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = uint64(uint32(x[in.rn]))
 			} else {
 				x[in.rd] = uint64(^uint32(x[in.rm]))
 			}
 		case opCsnegX:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = x[in.rn]
 			} else {
 				x[in.rd] = -x[in.rm]
 			}
 		case opCsnegW:
-			if c.cond(in.a) {
+			if c.condLogged(in.a, n) {
 				x[in.rd] = uint64(uint32(x[in.rn]))
 			} else {
 				x[in.rd] = uint64(-uint32(x[in.rm]))
@@ -737,9 +737,9 @@ func (c *Core) logicalShifted(in *inst, sf bool) {
 	}
 }
 
-// condCompare executes ccmp/ccmn.
-func (c *Core) condCompare(in *inst) {
-	if !c.cond(in.a) {
+// condCompare executes ccmp/ccmn, the n-th operation of this Run.
+func (c *Core) condCompare(in *inst, n uint64) {
+	if !c.condLogged(in.a, n) {
 		c.nzcv = uint32(in.b)
 		return
 	}

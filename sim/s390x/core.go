@@ -204,6 +204,14 @@ func (c *Core) describePage(p *codePage) {
 // selects the current condition code.
 func (c *Core) cond(mask uint8) bool { return mask<<c.cc&8 != 0 }
 
+// condLogged is cond for the n-th operation of a Run that logs whether
+// its condition held (loggedInCase): 1 or 0 goes into its value.
+func (c *Core) condLogged(mask uint8, n uint64) bool {
+	v := uint64(mask<<c.cc) >> 3 & 1
+	c.vals[n&cpu.ValMask] = v
+	return v != 0
+}
+
 func b2u(b bool) uint8 {
 	if b {
 		return 1

@@ -459,12 +459,13 @@ func (c *Core) condHolds(in *inst) bool { return c.cond(in.m) }
 
 // loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
 // of op o inside o's own case, where the address is in a register anyway:
-// the hot loads, stores and calls. Every other op that logs one goes
-// through dynamicEA before it executes (Core.slowEA).
+// the hot loads, stores, calls and register loads on condition. Every
+// other op that logs one goes through dynamicEA before it executes
+// (Core.slowEA).
 func loggedInCase(o op) bool {
 	switch o {
 	case opL, opLY, opLT, opLG, opLTG, opLGF, opLTGF, opST, opSTY, opSTG, opLMG, opSTMG,
-		opBRAS, opBRASL, opBR, opBASR, opBAS:
+		opBRAS, opBRASL, opBR, opBASR, opBAS, opLOCR, opLOCGR, opLOCHI, opLOCGHI:
 		return true
 	}
 	return false

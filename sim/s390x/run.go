@@ -581,19 +581,19 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 
 		// Load/store on condition.
 		case opLOCR:
-			if in.m<<c.cc&8 != 0 {
+			if c.condLogged(in.m, n) {
 				lo32(&r[in.r1], uint32(r[in.r2]))
 			}
 		case opLOCGR:
-			if in.m<<c.cc&8 != 0 {
+			if c.condLogged(in.m, n) {
 				r[in.r1] = r[in.r2]
 			}
 		case opLOCHI:
-			if in.m<<c.cc&8 != 0 {
+			if c.condLogged(in.m, n) {
 				lo32(&r[in.r1], uint32(in.imm))
 			}
 		case opLOCGHI:
-			if in.m<<c.cc&8 != 0 {
+			if c.condLogged(in.m, n) {
 				r[in.r1] = uint64(in.imm)
 			}
 		case opLOC:
