@@ -387,23 +387,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 					infos = infos[blk.slots:]
 				}
 			} else {
-				for j := i; j < i+n; j++ {
-					in := &infos[0]
-					op := b.retired(in, pc, j)
-					pc += uint64(in.Size)
-					nj := after
-					if j+1 < end {
-						nj = pc
-						infos = infos[b.step(in):]
-					}
-					var pre *memResult
-					if in.Access != 0 && t.nres > 0 {
-						pre = &t.res[t.resNext]
-						t.resNext++
-					}
-					nextWant = t.step(&op, j, nj, want, out, nextWant, pre)
-				}
-				t.nres, t.resNext = 0, 0
+				infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
 			}
 			i += n
 		}
@@ -411,6 +395,32 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	t.flush()
 	t.Stats.Insns += uint64(b.n)
 	t.Stats.Cycles = t.cycle
+}
+
+// stepOps times the n operations of batch b from the i-th on (described
+// by infos[0] on, at pc) one by one; the run they are in ends at end,
+// after is the pc after it. It returns where the walk goes on and the
+// next wanted index. (Out of Run's loop: rare, and its variables would
+// crowd the registers there.)
+func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, after uint64, want []int, out []OpTiming, nextWant int) ([]OpInfo, uint64, int) {
+	for j := i; j < i+n; j++ {
+		in := &infos[0]
+		op := b.retired(in, pc, j)
+		pc += uint64(in.Size)
+		nj := after
+		if j+1 < end {
+			nj = pc
+			infos = infos[b.step(in):]
+		}
+		var pre *memResult
+		if in.Access != 0 && t.nres > 0 {
+			pre = &t.res[t.resNext]
+			t.resNext++
+		}
+		nextWant = t.step(&op, j, nj, want, out, nextWant, pre)
+	}
+	t.nres, t.resNext = 0, 0
+	return infos, pc, nextWant
 }
 
 // step times operation r, the batch's i-th (its successor is at next);
