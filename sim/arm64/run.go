@@ -30,10 +30,10 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, cpu.Stop{Kind: cpu.StopFault, Fault: f}
 			}
 			page, base = p, pc&^cpu.PageMask
-			if log != nil && page.Infos == nil {
-				c.describePage(page)
-			}
 			if log != nil {
+				if page.Infos == nil {
+					c.describePage(page)
+				}
 				log.Expect = ^uint64(0) // a run stays on its page
 			}
 			off = pc - base

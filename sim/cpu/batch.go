@@ -47,8 +47,9 @@ const LogBatch = 1024
 // ValMask keeps a logged value's index inside a core's array of them.
 const ValMask = LogBatch - 1
 
-// newBatch returns an empty batch with room for n operations. Runs starts small (a large allocation per machine
-// costs fresh pages) and grows to what the program needs.
+// newBatch returns an empty batch with room for n values. Runs starts
+// small (a large allocation per machine costs fresh pages) and grows to
+// what the program needs.
 func newBatch(n int, shift uint) *Batch {
 	return &Batch{Runs: make([]Run, 0, 64), Vals: make([]uint64, n), Expect: ^uint64(0), Shift: shift}
 }
