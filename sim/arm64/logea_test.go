@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/cpu/timingtest"
 	"simrun/sim/elftest"
@@ -31,11 +30,7 @@ func eaOracle(m *cpu.Machine) uint64 {
 // (stored inside the hot cases or got from dynamicEA) is dynamicEA's
 // before the operation ran.
 func TestLoggedValuesPrograms(t *testing.T) {
-	for _, b := range programs.Binaries("arm64") {
-		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
-			timingtest.CheckLoggedValues(t, b.Path, b.Args, eaOracle)
-		})
-	}
+	timingtest.CheckLoggedValuesAll(t, "arm64", eaOracle)
 }
 
 // TestLoggedValuesRandom: the same for random instruction words, one

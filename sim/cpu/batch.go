@@ -88,9 +88,13 @@ func (b *Batch) end(r int) int {
 	return b.n
 }
 
-// step is the Infos entries an operation of in's size spans (at least 1:
-// a walk always moves on).
-func (b *Batch) step(in *OpInfo) int { return max(int(in.Size)>>b.Shift, 1) }
+// step is the Infos entries an operation described by in spans.
+func (b *Batch) step(in *OpInfo) int { return infoSlots(in, b.Shift) }
+
+// infoSlots is the Infos entries an operation of in's size spans when
+// there is one entry per 1<<shift bytes (at least 1: a walk always moves
+// on).
+func infoSlots(in *OpInfo, shift uint) int { return max(int(in.Size)>>shift, 1) }
 
 // At returns operation i.
 func (b *Batch) At(i int) Retired {

@@ -189,20 +189,19 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 			end = j + 1
 			break
 		}
-		slot += max(int(in.Size)>>shift, 1)
+		slot += infoSlots(in, shift)
 	}
 	if end < 0 {
 		return nil, avail
 	}
-	i := 0
-	b := &timingBlock{n: int32(end), gen: t.CodeGen, bytes: bytes, lastOff: lastOff, slots: slot + max(int(infos[slot].Size)>>shift, 1)}
+	b := &timingBlock{n: int32(end), gen: t.CodeGen, bytes: bytes, lastOff: lastOff, slots: slot + infoSlots(&infos[slot], shift)}
 	sm := t.sum
 	sm.reset()
 	cycle := sm.alloc()
 	cycle.v[0], cycle.n = 0, 1
 	var issue *expr
 	slot = 0
-	for j := i; j < end; j++ {
+	for j := 0; j < end; j++ {
 		in := &infos[slot]
 		issue = sm.alloc()
 		issue.set(cycle)
@@ -218,7 +217,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 			}
 			if sm.inputOf[r] == 0 {
 				if len(sm.inRegs) == maxInputs {
-					return nil, end - i
+					return nil, end
 				}
 				sm.inRegs = append(sm.inRegs, r)
 				sm.inputOf[r] = uint8(len(sm.inRegs))
@@ -246,7 +245,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 			b.lastInfo, b.lastLat = in, lat
 			b.branch = in.Class == ClassBranch
 		}
-		slot += max(int(in.Size)>>shift, 1)
+		slot += infoSlots(in, shift)
 	}
 	// terms appends e's register terms to sm.terms, returning its C offset.
 	terms := func(e *expr) uint64 {

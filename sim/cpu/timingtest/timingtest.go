@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/programs"
 	"simrun/sim/cpu"
 )
 
@@ -79,6 +80,14 @@ func CheckExact(t *testing.T, path string, args []string) {
 		require.Equal(t, ref, plain, "%s: statistics without detail requests", preset)
 		require.NotZero(t, ref.L1DAccess)
 		require.NotZero(t, ref.Branches)
+	}
+}
+
+// CheckLoggedValuesAll runs CheckLoggedValues on every bundled program
+// of arch, a subtest each.
+func CheckLoggedValuesAll(t *testing.T, arch string, oracle func(m *cpu.Machine) uint64) {
+	for _, b := range programs.Binaries(arch) {
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) { CheckLoggedValues(t, b.Path, b.Args, oracle) })
 	}
 }
 
