@@ -340,6 +340,12 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 		nextWant = want[0]
 	}
 	tlb, l1, blocks := t.tlb, t.l1, !t.NoBlocks
+	// lastLine is the line (in the smaller of the L1D line and the page)
+	// of the last access that hit the most recently used TLB entry and
+	// L1D line, while nothing else touched either.
+	lineShift := min(tlb.lineShift, l1.lineShift) & 63
+	const noLine = ^uint64(0) // no shifted address is all ones
+	lastLine := noLine
 	for r := range b.Runs {
 		run := &b.Runs[r]
 		end, after := b.end(r), next // after: the pc after the run
@@ -364,13 +370,21 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				// line of its set (the common case) hits without changing
 				// either; from the first other one on, blockAccesses
 				// makes them in full. (Inline: a call per run costs.)
+				// An access to the line the one before it hit needs no
+				// look (same line, same page: nothing changed either).
 				k := 0
 				for ; k < len(blk.mem); k++ {
-					if ea := vals[blk.mem[k].op]; !tlb.hitMRU(ea) || !l1.hitMRU(ea) {
+					ea := vals[blk.mem[k].op]
+					if ea>>lineShift == lastLine {
+						continue
+					}
+					if !tlb.hitMRU(ea) || !l1.hitMRU(ea) {
 						break
 					}
+					lastLine = ea >> lineShift
 				}
 				if k < len(blk.mem) {
+					lastLine = noLine
 					hit = t.blockAccesses(infos, vals, blk, k)
 				} else {
 					t.countHits(uint64(k))
@@ -387,6 +401,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 					infos = infos[blk.slots:]
 				}
 			} else {
+				lastLine = noLine
 				infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
 			}
 			i += n
