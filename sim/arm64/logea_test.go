@@ -54,7 +54,7 @@ func TestLoggedValuesRandom(t *testing.T) {
 	}
 	m := timingtest.TimedImage(t, elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, words...), nil))
 	c := m.Core.(*Core)
-	inCase, slow := 0, 0
+	var paths timingtest.Paths
 	for i, w := range words {
 		pc := uint64(0x400000 + 4*i)
 		in := decode(w, pc)
@@ -71,12 +71,7 @@ func TestLoggedValuesRandom(t *testing.T) {
 		want := c.dynamicEA(&in, &info)
 		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
 		require.Equal(t, want, got, "%#08x (op %d) at %#x: logged value", w, in.op, pc)
-		if loggedInCase(in.op) {
-			inCase++
-		} else {
-			slow++
-		}
+		paths.Add(loggedInCase(in.op))
 	}
-	require.NotZero(t, inCase)
-	require.NotZero(t, slow)
+	paths.RequireBoth(t)
 }

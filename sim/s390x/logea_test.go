@@ -44,7 +44,7 @@ func TestLoggedValuesRandom(t *testing.T) {
 	rng.Read(code)
 	m := timingtest.TimedImage(t, elftest.Code(elf.EM_S390, binary.BigEndian, code, nil))
 	c := m.Core.(*Core)
-	inCase, slow := 0, 0
+	var paths timingtest.Paths
 	for off := 0; off+6 <= len(code); off += 6 {
 		pc := uint64(0x400000 + off)
 		in := decode(code[off : off+6])
@@ -60,12 +60,7 @@ func TestLoggedValuesRandom(t *testing.T) {
 		want := c.dynamicEA(&in, &info, pc)
 		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
 		require.Equal(t, want, got, "% x (op %d) at %#x: logged value", code[off:off+int(in.ln)], in.op, pc)
-		if loggedInCase(in.op) {
-			inCase++
-		} else {
-			slow++
-		}
+		paths.Add(loggedInCase(in.op))
 	}
-	require.NotZero(t, inCase)
-	require.NotZero(t, slow)
+	paths.RequireBoth(t)
 }

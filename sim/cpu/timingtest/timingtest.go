@@ -151,6 +151,26 @@ func TimedImage(t *testing.T, img []byte) *cpu.Machine {
 	return m
 }
 
+// Paths counts the operations a random test stepped by the way each
+// logs its value: inside its own case or through dynamicEA.
+type Paths struct{ InCase, Slow int }
+
+// Add counts one operation.
+func (p *Paths) Add(inCase bool) {
+	if inCase {
+		p.InCase++
+	} else {
+		p.Slow++
+	}
+}
+
+// RequireBoth fails t unless both ways were exercised.
+func (p *Paths) RequireBoth(t *testing.T) {
+	t.Helper()
+	require.NotZero(t, p.InCase, "operations logging in their own case")
+	require.NotZero(t, p.Slow, "operations logging through dynamicEA")
+}
+
 // StepValue empties log, has step run one operation and returns the value
 // the core logged for it in vals (its first entry, poisoned with ^want
 // first, so that a value never stored shows).
