@@ -36,48 +36,44 @@ type timingBlock struct {
 	lastInfo *OpInfo // its description
 	slots    int     // its length in Infos entries
 	issueC   uint64  // issue(last) = max(C + issueC, issue terms)
-	issue    []blockTerm
+	// The lists below are packed as offset<<8 | register (mem: slot<<8
+	// | op). They share one backing array: store when they fit, else an
+	// allocation of their own, so a summary is one or two allocations
+	// and its lists sit together.
+	issue []uint64
 	// in lists the registers read before written, each with the static
 	// issue offset of its first reader: if every one is ready by then,
 	// nothing stalls on the entry state and every cycle is C + its
-	// static offset. Packed as offset<<8 | register.
-	in   []uint64
-	outs []blockOut
-	// static lists the registers written with their static ready
-	// offsets (the outs' cOff), packed as offset<<8 | register.
-	static []uint64
+	// static offset.
+	in []uint64
+	// static lists the registers written, ascending, with their static
+	// ready offsets: register k is ready at C + its offset or by any of
+	// terms[ends[k-1]:ends[k]] (from 0 for k = 0).
+	static, ends []uint64
 	// tail is the part of static later than the cycle after the last
 	// issue (the earliest the next operation dispatches), maxOff the
 	// latest of all: the rest is ready by the time anything reads it.
 	tail   []uint64
 	maxOff uint64
-	terms  []blockTerm
-	mem    []memRef // the operations with a data access
+	terms  []uint64
+	// mem lists the operations with a data access: the index in the run
+	// (memOp) and the offset of the description in the run's Infos
+	// (memSlot).
+	mem []uint64
 	// again: timed right after itself from its summary (a loop), the
 	// run finds every register it writes ready in time, so nothing it
 	// reads can be late.
 	again bool
+	store [blockStore]uint64
 }
 
-type blockTerm struct {
-	reg uint8
-	off uint64
-}
+// blockStore is the list entries a summary holds in place: most runs'
+// lists fit.
+const blockStore = 24
 
-// memRef is an operation of a run with a data access: its index in the
-// run and the offset of its description in the run's Infos.
-type memRef struct {
-	op   int8
-	slot uint16
-}
-
-// blockOut is the ready cycle of a register the run writes: C + cOff or
-// any of terms[first:end].
-type blockOut struct {
-	reg        uint8
-	cOff       uint64
-	first, end uint16
-}
+// memOp and memSlot unpack a mem entry.
+func memOp(m uint64) uint8    { return uint8(m) }
+func memSlot(m uint64) uint64 { return m >> 8 }
 
 // maxInputs bounds the registers a summarised run reads before writing
 // (a run with more is timed operation by operation).
@@ -135,10 +131,7 @@ type summariser struct {
 	inRegs  []uint8    // the inputs' registers, by index-1
 	written []uint8
 	// the summary's lists while they grow (copied out at the end)
-	in, static, tail []uint64
-	outs             []blockOut
-	terms            []blockTerm
-	mem              []memRef
+	in, static, tail, ends, terms, mem []uint64
 }
 
 func (s *summariser) alloc() *expr {
@@ -156,7 +149,7 @@ func (s *summariser) reset() {
 		s.regExpr[r] = 0
 	}
 	s.inRegs, s.written, s.used = s.inRegs[:0], s.written[:0], 0
-	s.in, s.static, s.tail, s.outs, s.terms, s.mem = s.in[:0], s.static[:0], s.tail[:0], s.outs[:0], s.terms[:0], s.mem[:0]
+	s.in, s.static, s.tail, s.ends, s.terms, s.mem = s.in[:0], s.static[:0], s.tail[:0], s.ends[:0], s.terms[:0], s.mem[:0]
 }
 
 // staticLat is an operation's latency when its access hits the TLB and
@@ -239,7 +232,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 		cycle = sm.alloc()
 		cycle.plus(issue, 1)
 		if in.Access != 0 {
-			sm.mem = append(sm.mem, memRef{op: int8(j), slot: uint16(slot)})
+			sm.mem = append(sm.mem, uint64(slot)<<8|uint64(j))
 		}
 		if j == end-1 {
 			b.lastInfo, b.lastLat = in, lat
@@ -251,19 +244,17 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 	terms := func(e *expr) uint64 {
 		for k := 1; k < e.n; k++ {
 			if e.v[k] >= 0 {
-				sm.terms = append(sm.terms, blockTerm{reg: sm.inRegs[k-1], off: uint64(e.v[k])})
+				sm.terms = append(sm.terms, uint64(e.v[k])<<8|uint64(sm.inRegs[k-1]))
 			}
 		}
 		return uint64(e.v[0]) // every expression holds C: cycles only grow from it
 	}
 	b.issueC = terms(issue)
-	b.issue = slices.Clone(sm.terms)
-	sm.terms = sm.terms[:0]
+	nIssue := len(sm.terms) // the issue terms lead sm.terms
 	slices.Sort(sm.written)
 	for _, r := range sm.written {
-		first := len(sm.terms)
 		c := terms(&sm.exprs[sm.regExpr[r]-1])
-		sm.outs = append(sm.outs, blockOut{reg: r, cOff: c, first: uint16(first), end: uint16(len(sm.terms))})
+		sm.ends = append(sm.ends, uint64(len(sm.terms)-nIssue))
 		sm.static = append(sm.static, c<<8|uint64(r))
 	}
 	b.again = true
@@ -278,8 +269,19 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 		}
 		b.maxOff = max(b.maxOff, o>>8)
 	}
-	b.in, b.static, b.tail = slices.Clone(sm.in), slices.Clone(sm.static), slices.Clone(sm.tail)
-	b.outs, b.terms, b.mem = slices.Clone(sm.outs), slices.Clone(sm.terms), slices.Clone(sm.mem)
+	buf := b.store[:]
+	if n := len(sm.in) + len(sm.static) + len(sm.tail) + len(sm.ends) + len(sm.terms) + len(sm.mem); n > len(buf) {
+		buf = make([]uint64, n)
+	}
+	// carve copies list to buf's next entries and returns them there.
+	carve := func(list []uint64) []uint64 {
+		n := copy(buf, list)
+		out := buf[:n:n]
+		buf = buf[n:]
+		return out
+	}
+	b.in, b.static, b.tail, b.ends = carve(sm.in), carve(sm.static), carve(sm.tail), carve(sm.ends)
+	b.issue, b.terms, b.mem = carve(sm.terms[:nIssue]), carve(sm.terms[nIssue:]), carve(sm.mem)
 	infos[0].blk = b
 	return b, 0
 }
@@ -294,7 +296,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 func (t *Timing) blockAccesses(infos []OpInfo, vals []uint64, b *timingBlock, from int) bool {
 	tlb, l1 := t.tlb, t.l1
 	for k := from; k < len(b.mem); k++ {
-		if ea := vals[b.mem[k].op]; tlb.lookup(ea) && l1.lookup(ea) {
+		if ea := vals[memOp(b.mem[k])]; tlb.lookup(ea) && l1.lookup(ea) {
 			continue
 		}
 		t.countHits(uint64(k))
@@ -316,7 +318,7 @@ func (t *Timing) accessRest(infos []OpInfo, vals []uint64, b *timingBlock, k int
 	p := t.P
 	for h, m := range b.mem[:k] {
 		lat := uint64(p.TLB.Latency)
-		if infos[m.slot].Class != ClassStore || !p.StoreBuf {
+		if infos[memSlot(m)].Class != ClassStore || !p.StoreBuf {
 			lat += uint64(p.L1D.Latency)
 		}
 		t.res[h] = memResult{lat: lat, xlat: uint32(p.TLB.Latency), events: EvTLBAccess | EvL1DAccess, ds: DSL1D}
@@ -324,7 +326,7 @@ func (t *Timing) accessRest(infos []OpInfo, vals []uint64, b *timingBlock, k int
 	hit := true
 	for h, m := range b.mem[k:] {
 		r := &t.res[k+h]
-		t.access(vals[m.op], &infos[m.slot], r)
+		t.access(vals[memOp(m)], &infos[memSlot(m)], r)
 		hit = hit && r.events == EvTLBAccess|EvL1DAccess
 	}
 	if !hit {
@@ -362,11 +364,11 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 		}
 	}
 	t.cycle = issue + 1
-	t.Stats.StallCycles += t.cycle - c - uint64(b.n)
 	if b.branch {
 		last := Retired{Info: b.lastInfo, PC: pc + b.lastOff} // predict reads no value
 		if t.predict(&last, next) {
 			t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
+			t.refill += b.lastLat + uint64(t.P.Mispred) - 1
 		}
 	}
 }
@@ -398,19 +400,19 @@ func (t *Timing) lateBlock(b *timingBlock, c uint64, issueOut *uint64) {
 	ready := &t.ready
 	issue := *issueOut
 	for _, tm := range b.issue {
-		issue = max(issue, ready[tm.reg]+tm.off)
+		issue = max(issue, ready[uint8(tm)]+tm>>8)
 	}
-	vals := t.outVals[:len(b.outs)]
-	for k := range b.outs {
-		o := &b.outs[k]
-		v := c + o.cOff
-		for _, tm := range b.terms[o.first:o.end] {
-			v = max(v, ready[tm.reg]+tm.off)
+	vals := t.outVals[:len(b.static)]
+	first := uint64(0)
+	for k, o := range b.static {
+		v := c + o>>8
+		for _, tm := range b.terms[first:b.ends[k]] {
+			v = max(v, ready[uint8(tm)]+tm>>8)
 		}
-		vals[k] = v
+		vals[k], first = v, b.ends[k]
 	}
-	for k := range b.outs {
-		ready[b.outs[k].reg] = vals[k]
+	for k, o := range b.static {
+		ready[uint8(o)] = vals[k]
 		t.horizon = max(t.horizon, vals[k])
 	}
 	*issueOut = issue

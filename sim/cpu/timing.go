@@ -315,6 +315,11 @@ type Timing struct {
 	pend          *timingBlock // a run whose register writes are pending (runBlock)
 	pendC         uint64       // its entry cycle
 	horizon       uint64       // no register is ready later (see flush)
+	hits          uint64       // accesses Run found hitting (counted at its end)
+	// refill is the cycles spent refilling the pipeline after
+	// mispredictions. Every other cycle dispatches an operation or
+	// stalls one: StallCycles is what remains of the cycles.
+	refill uint64
 }
 
 // NewTiming returns a cold model of preset p.
@@ -339,7 +344,13 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	if len(want) > 0 {
 		nextWant = want[0]
 	}
-	tlb, l1, blocks := t.tlb, t.l1, !t.NoBlocks
+	// limit: summaries time operations before it (the next wanted one;
+	// none without summaries).
+	limit := nextWant
+	if t.NoBlocks {
+		limit = 0
+	}
+	tlb, l1 := t.tlb, t.l1
 	// lastLine is the line (in the smaller of the L1D line and the page)
 	// of the last access that hit the most recently used TLB entry and
 	// L1D line, while nothing else touched either.
@@ -356,60 +367,93 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 		infos, pc := run.Infos, run.PC
 		for i := int(run.Start); i < end; {
 			blk := infos[0].blk
-			n := 0
-			if blk == nil || i+int(blk.n) > end || blk.gen != t.CodeGen {
-				blk, n = t.buildBlock(infos, end-i, cut, b.Shift)
-			}
-			if blk != nil {
-				n = int(blk.n)
-			}
-			vals := b.Vals[i : i+n]
-			hit := blk != nil && nextWant >= i+n && blocks
-			if hit {
-				// An access to the most recently used TLB entry and L1D
-				// line of its set (the common case) hits without changing
-				// either; from the first other one on, blockAccesses
-				// makes them in full. (Inline: a call per run costs.)
-				// An access to the line the one before it hit needs no
-				// look (same line, same page: nothing changed either).
-				k := 0
-				for ; k < len(blk.mem); k++ {
-					ea := vals[blk.mem[k].op]
-					if ea>>lineShift == lastLine {
-						continue
-					}
-					if !tlb.hitMRU(ea) || !l1.hitMRU(ea) {
-						break
-					}
-					lastLine = ea >> lineShift
+			if blk == nil || i+int(blk.n) > min(end, limit) || blk.gen != t.CodeGen {
+				var n int
+				infos, pc, n, nextWant = t.slowRun(b, infos, pc, i, end, after, cut, want, out, nextWant)
+				if !t.NoBlocks {
+					limit = nextWant
 				}
-				if k < len(blk.mem) {
-					lastLine = noLine
-					hit = t.blockAccesses(infos, vals, blk, k)
-				} else {
-					t.countHits(uint64(k))
-				}
+				lastLine = noLine
+				i += n
+				continue
 			}
-			if hit {
-				nx := after
-				if i+n < end {
-					nx = pc + blk.bytes
+			n := int(blk.n)
+			// An access to the most recently used TLB entry and L1D line
+			// of its set (the common case) hits without changing either;
+			// from the first other one on, blockAccesses makes them in
+			// full. (Inline: a call per run costs.) An access to the line
+			// the one before it hit needs no look (same line, same page:
+			// nothing changed either).
+			k := 0
+			for ; k < len(blk.mem); k++ {
+				ea := b.Vals[i+int(memOp(blk.mem[k]))]
+				if ea>>lineShift == lastLine {
+					continue
 				}
-				t.runBlock(blk, pc, nx)
-				if i+n < end { // a run's Infos may end with its last op's entry
-					pc += blk.bytes
-					infos = infos[blk.slots:]
+				if !tlb.hitMRU(ea) || !l1.hitMRU(ea) {
+					break
+				}
+				lastLine = ea >> lineShift
+			}
+			if k < len(blk.mem) {
+				lastLine = noLine
+				if !t.blockAccesses(infos, b.Vals[i:i+n], blk, k) { // it counts the ones before k
+					infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
+					i += n
+					continue
 				}
 			} else {
-				lastLine = noLine
-				infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
+				t.hits += uint64(k)
+			}
+			nx := after
+			if i+n < end {
+				nx = pc + blk.bytes
+			}
+			t.runBlock(blk, pc, nx)
+			if i+n < end { // a run's Infos may end with its last op's entry
+				pc += blk.bytes
+				infos = infos[blk.slots:]
 			}
 			i += n
 		}
 	}
 	t.flush()
+	t.countHits(t.hits)
+	t.hits = 0
 	t.Stats.Insns += uint64(b.n)
 	t.Stats.Cycles = t.cycle
+	t.Stats.StallCycles = t.cycle - t.Stats.Insns - t.refill
+}
+
+// slowRun times what follows at the batch's i-th operation (described by
+// infos[0] on, at pc, in a run that ends at end) without a valid
+// summary: it summarises the run and times it operation by operation (a
+// first pass, a wanted operation inside, or no summaries at all), or,
+// when the run cannot be summarised, times its operations one by one.
+// It returns where the walk goes on, how many operations it timed and
+// the next wanted index.
+func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after uint64, cut bool, want []int, out []OpTiming, nextWant int) ([]OpInfo, uint64, int, int) {
+	blk, n := infos[0].blk, 0
+	if blk == nil || i+int(blk.n) > end || blk.gen != t.CodeGen {
+		blk, n = t.buildBlock(infos, end-i, cut, b.Shift)
+	}
+	if blk != nil {
+		n = int(blk.n)
+		if !t.NoBlocks && i+n <= nextWant && t.blockAccesses(infos, b.Vals[i:i+n], blk, 0) {
+			nx := after
+			if i+n < end {
+				nx = pc + blk.bytes
+			}
+			t.runBlock(blk, pc, nx)
+			if i+n < end {
+				pc += blk.bytes
+				infos = infos[blk.slots:]
+			}
+			return infos, pc, n, nextWant
+		}
+	}
+	infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
+	return infos, pc, n, nextWant
 }
 
 // stepOps times the n operations of batch b from the i-th on (described
@@ -468,10 +512,10 @@ func (t *Timing) step(r *Retired, i int, next uint64, want []int, out []OpTiming
 	done := issue + max(lat, 1)
 	ready[uint8(in.Dst)], ready[uint8(in.Dst>>8)], ready[uint8(in.Dst>>16)] = done, done, done
 	t.horizon = max(t.horizon, done)
-	t.Stats.StallCycles += issue - dispatch
 	t.cycle = issue + 1
 	if d.Events&EvMispredict != 0 {
 		t.cycle = done + uint64(t.P.Mispred) // the pipeline refills behind the branch
+		t.refill += t.cycle - issue - 1
 	}
 	if i == nextWant {
 		d.Dispatch, d.Issue, d.Complete = dispatch, issue, done

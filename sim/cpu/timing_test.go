@@ -81,3 +81,56 @@ func TestTargetBuffer(t *testing.T) {
 		t.Errorf("alternating targets: %d mispredictions of %d branches", tm.Stats.Mispredicts, len(ops))
 	}
 }
+
+// TestStallCycles: the stall count (kept as what remains of the cycles
+// once dispatches and pipeline refills are taken out) equals the sum of
+// every operation's issue minus dispatch cycle, with loads that miss,
+// dependent multiplies and mispredicted branches; summarised runs count
+// the same.
+func TestStallCycles(t *testing.T) {
+	p, _ := PresetByName("slow-memory")
+	load := NewOpInfo(4)
+	load.Class, load.Unit, load.Access = ClassLoad, UnitLoad, 8
+	load.AddSrc(2)
+	load.AddDst(1)
+	mul := NewOpInfo(4)
+	mul.Class, mul.Unit = ClassOther, UnitMul
+	mul.AddSrc(1)
+	mul.AddDst(2)
+	cond := NewOpInfo(4)
+	cond.Class, cond.Unit, cond.Flags = ClassBranch, UnitBranch, OpConditional
+	jump := NewOpInfo(4)
+	jump.Class, jump.Unit = ClassBranch, UnitBranch
+	var ops []Retired
+	x := uint64(1)
+	for i := 0; i < 200; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		ops = append(ops, Retired{Info: &load, PC: 0x1000, EA: x >> 40 &^ 7}, Retired{Info: &mul, PC: 0x1004},
+			Retired{Info: &cond, PC: 0x1008})
+		if x>>63 != 0 { // falls through to a jump back
+			ops = append(ops, Retired{Info: &jump, PC: 0x100c})
+		}
+	}
+	want := make([]int, len(ops))
+	for i := range want {
+		want[i] = i
+	}
+	detailed := NewTiming(p)
+	out := make([]OpTiming, len(ops))
+	detailed.Run(BatchOf(ops, 2), 0x1000, want, out)
+	var sum uint64
+	for _, d := range out {
+		sum += d.Issue - d.Dispatch
+	}
+	if detailed.Stats.StallCycles != sum || sum == 0 {
+		t.Errorf("stall cycles %d, per-operation sum %d", detailed.Stats.StallCycles, sum)
+	}
+	if detailed.Stats.Mispredicts == 0 || detailed.Stats.L1DRefill == 0 {
+		t.Errorf("the case needs mispredictions and misses: %+v", detailed.Stats)
+	}
+	summarised := NewTiming(p)
+	summarised.Run(BatchOf(ops, 2), 0x1000, nil, nil)
+	if summarised.Stats != detailed.Stats {
+		t.Errorf("summarised %+v, detailed %+v", summarised.Stats, detailed.Stats)
+	}
+}
