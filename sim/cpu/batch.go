@@ -59,15 +59,8 @@ func newBatch(n int, shift uint) *Batch {
 // one empty (its first operation did not retire: a page reloaded);
 // walks skip empty runs. Small enough to inline: the cores call it once
 // per run.
-//
-// The fields are stored one by one into the slice's next element: an
-// append of a Run value is staged on the stack and copied in 16-byte
-// moves the host cannot forward from the 8-byte stores that built it
-// (a stall per run, about a tenth of a timed run's time).
 func (b *Batch) Begin(infos []OpInfo, pc, n uint64) {
-	b.Runs = append(b.Runs, Run{})
-	r := &b.Runs[len(b.Runs)-1]
-	r.Infos, r.PC, r.Start = infos, pc, uint32(n)
+	b.Runs = append(b.Runs, Run{Infos: infos, PC: pc, Start: uint32(n)})
 }
 
 // reset empties the batch for the next Run.
