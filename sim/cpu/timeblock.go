@@ -299,17 +299,11 @@ func (t *Timing) blockAccesses(infos []OpInfo, vals []uint64, b *timingBlock, fr
 		if ea := vals[memOp(b.mem[k])]; tlb.lookup(ea) && l1.lookup(ea) {
 			continue
 		}
-		t.countHits(uint64(k))
+		t.hits += uint64(k)
 		return t.accessRest(infos, vals, b, k)
 	}
-	t.countHits(uint64(len(b.mem)))
+	t.hits += uint64(len(b.mem))
 	return true
-}
-
-// countHits counts n accesses made by lookup in the TLB and the L1D.
-func (t *Timing) countHits(n uint64) {
-	t.Stats.TLBAccess += n
-	t.Stats.L1DAccess += n
 }
 
 // accessRest makes the accesses of a run from b.mem[k] on in full, the
@@ -367,8 +361,9 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 	if b.branch {
 		last := Retired{Info: b.lastInfo, PC: pc + b.lastOff} // predict reads no value
 		if t.predict(&last, next) {
-			t.cycle = issue + b.lastLat + uint64(t.P.Mispred)
-			t.refill += b.lastLat + uint64(t.P.Mispred) - 1
+			refill := b.lastLat + uint64(t.P.Mispred) - 1 // from issue + 1 to done + Mispred
+			t.cycle += refill
+			t.refill += refill
 		}
 	}
 }

@@ -315,7 +315,7 @@ type Timing struct {
 	pend          *timingBlock // a run whose register writes are pending (runBlock)
 	pendC         uint64       // its entry cycle
 	horizon       uint64       // no register is ready later (see flush)
-	hits          uint64       // accesses Run found hitting (counted at its end)
+	hits          uint64       // accesses found by lookup alone in this batch (counted at Run's end)
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
@@ -420,7 +420,8 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 		}
 	}
 	t.flush()
-	t.countHits(t.hits)
+	t.Stats.TLBAccess += t.hits
+	t.Stats.L1DAccess += t.hits
 	t.hits = 0
 	t.Stats.Insns += uint64(b.n)
 	t.Stats.Cycles = t.cycle
