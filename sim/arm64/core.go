@@ -26,7 +26,7 @@ type Core struct {
 	// or not anything is logged (loggedInCase): cheaper than a test. (A
 	// pointer: the array inside Core measured slower.)
 	vals   *[cpu.LogBatch]uint64
-	slowEA [numOps]bool // the ops whose value the log gets from dynamicEA
+	logged inst // the instruction of a marked slot (logValue)
 
 	// Exclusive monitor.
 	exclAddr  uint64
@@ -148,15 +148,30 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 	return false, nil
 }
 
-// describeSlot fills the timing description of a decoded slot, and notes
-// whether the logging needs the data address for its kind of operation.
+// describeSlot fills the timing description of a decoded slot. A slot
+// whose logged value Run does not store in the instruction's own case is
+// marked opLogged, its op kept in the description (CoreOp): Run then
+// logs it through dynamicEA, and no other instruction pays a test.
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
+	if in.op == opLogged { // described already
+		return info
+	}
 	*info = describe(in)
 	if info.LogsEA() && !loggedInCase(in.op) {
-		c.slowEA[in.op] = true
+		info.CoreOp, in.op = uint16(in.op), opLogged
 	}
 	return info
+}
+
+// decoded is the instruction of slot in (described by info): a marked
+// slot's op is its description's.
+func decoded(in *inst, info *cpu.OpInfo) inst {
+	d := *in
+	if d.op == opLogged {
+		d.op = op(info.CoreOp)
+	}
+	return d
 }
 
 // describePage gives a page that was decoded before logging started its

@@ -255,5 +255,10 @@ const (
 	opPAuth    // pac*, aut*, xpac*, pacga: a = kind, b = key
 	opPAuthLdr // ldraa, ldrab
 	opPAuthBr  // braa, blraa, retaa and the B-key and zero-modifier forms
+
+	// opLogged marks a slot whose logged value comes from dynamicEA
+	// before the instruction runs; the instruction's own op is its
+	// description's CoreOp (Core.describeSlot, Core.Run).
+	opLogged
 	numOps
 )

@@ -363,7 +363,7 @@ func describe(in *inst) cpu.OpInfo {
 // loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
 // of op o inside o's own case, where the address is in a register anyway:
 // the hot loads, stores, calls and conditional selects and compares. Every other op that logs one goes
-// through dynamicEA before it executes (Core.slowEA).
+// through dynamicEA before it executes (its slot is marked opLogged).
 func loggedInCase(o op) bool {
 	switch o {
 	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre,
@@ -482,6 +482,8 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		}
 	}
 	info := c.slotInfo(p, in, c.pc)
+	d := decoded(in, info)
+	in = &d
 	*op = cpu.Op{PC: c.pc, Size: 4, Class: info.Class, Flags: info.Flags, Access: info.Access}
 	if info.Class == cpu.ClassBranch {
 		t, taken := c.branchTarget(in)

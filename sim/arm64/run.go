@@ -8,11 +8,17 @@ import (
 
 // Run executes up to budget instructions. The hot loop keeps pc and the
 // current code page in locals; every case either falls through to the
-// common "next instruction" tail or sets pc itself and continues.
+// common "next instruction" tail, or sets pc itself and continues (a
+// branch not taken) or goes to taken (a branch taken).
+//
+// With a log, a run begins where the loop enters a page and at a taken
+// branch's target, nowhere else: an instruction that goes on to the next
+// pays nothing for the log, and one whose value the log needs beyond its
+// own case has its slot marked opLogged (describeSlot).
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	x := &c.x
 	mem := c.mem
-	log := c.log // its runs: one Begin where the next op is not at log.Expect
+	log := c.log
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -20,40 +26,18 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	for n < budget {
 		off := pc - base
 		if off >= cpu.PageSize {
-			if pc&3 != 0 {
+			p, stop := c.enterPage(pc, n)
+			if p == nil {
 				c.pc = pc
-				return n, c.stopFault(pc, cpu.FaultAlignment, errMisalignedPC)
-			}
-			p, f := c.icache.Page(pc)
-			if f != nil {
-				c.pc = pc
-				return n, cpu.Stop{Kind: cpu.StopFault, Fault: f}
+				return n, stop
 			}
 			page, base = p, pc&^cpu.PageMask
-			if log != nil {
-				if page.Infos == nil {
-					c.describePage(page)
-				}
-				log.Expect = ^uint64(0) // a run stays on its page
-			}
 			off = pc - base
 		}
 		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
-		if log != nil { // an undecoded slot's value is written again once it is decoded
-			slot := (off >> 2) & (cpu.PageSize/4 - 1)
-			if pc != log.Expect {
-				log.Begin(page.Infos[slot:], pc, n)
-			}
-			log.Expect = pc + 4
-			if c.slowEA[in.op] {
-				c.vals[n&cpu.ValMask] = c.dynamicEA(in, &page.Infos[slot])
-			}
-		}
+	dispatch:
 		switch in.op {
 		case opNone:
-			if log != nil {
-				log.Expect = pc // the run goes on with the slot decoded
-			}
 			stale, f := c.decodeAt(page, pc)
 			if f != nil {
 				c.pc = pc
@@ -63,6 +47,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				base = ^uint64(0)
 			}
 			continue
+		case opLogged:
+			in = c.logValue(in, page, pc, n)
+			goto dispatch
 		case opUndef:
 			c.pc = pc
 			return n, c.undefFault(pc, uint32(in.imm))
@@ -405,81 +392,81 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		case opB:
 			pc = in.imm
 			n++
-			continue
+			goto taken
 		case opBL:
 			c.vals[n&cpu.ValMask] = x[rSP]
 			x[rLR] = pc + 4
 			pc = in.imm
 			n++
-			continue
+			goto taken
 		case opBcond:
 			n++
 			if condHolds[in.a]>>c.nzcv&1 != 0 {
 				pc = in.imm
-			} else {
-				pc += 4
+				goto taken
 			}
+			pc += 4
 			continue
 		case opCbzX:
 			n++
 			if x[in.rn] == 0 {
 				pc = in.imm
-			} else {
-				pc += 4
+				goto taken
 			}
+			pc += 4
 			continue
 		case opCbzW:
 			n++
 			if uint32(x[in.rn]) == 0 {
 				pc = in.imm
-			} else {
-				pc += 4
+				goto taken
 			}
+			pc += 4
 			continue
 		case opCbnzX:
 			n++
 			if x[in.rn] != 0 {
 				pc = in.imm
-			} else {
-				pc += 4
+				goto taken
 			}
+			pc += 4
 			continue
 		case opCbnzW:
 			n++
 			if uint32(x[in.rn]) != 0 {
 				pc = in.imm
-			} else {
-				pc += 4
+				goto taken
 			}
+			pc += 4
 			continue
 		case opTbz:
 			n++
 			if x[in.rn]>>in.a&1 == 0 {
 				pc = in.imm
-			} else {
-				pc += 4
+				goto taken
 			}
+			pc += 4
 			continue
 		case opTbnz:
 			n++
 			if x[in.rn]>>in.a&1 != 0 {
 				pc = in.imm
-			} else {
-				pc += 4
+				goto taken
 			}
+			pc += 4
 			continue
 		case opBr, opRet:
 			c.vals[n&cpu.ValMask] = x[rSP]
 			n++
 			pc = x[in.rn]
-			continue
+			goto taken
 		case opBlr:
 			c.vals[n&cpu.ValMask] = x[rSP]
 			n++
 			t := x[in.rn]
 			x[rLR] = pc + 4
 			pc = t
-			continue
+			goto taken
 		case opPAuth:
 			c.pauthOp(in)
 		case opPAuthLdr:
@@ -494,7 +481,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				x[rLR] = pc + 4
 			}
 			pc = t
-			continue
+			goto taken
 		case opSvc:
 			c.pc = pc + 4
 			return n + 1, cpu.Stop{Kind: cpu.StopSyscall}
@@ -654,9 +641,47 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		}
 		pc += 4
 		n++
+		continue
+	taken: // a run begins at the target (at the page's entry if elsewhere)
+		if log != nil && pc-base < cpu.PageSize {
+			c.beginAt(page, pc, n)
+		}
 	}
 	c.pc = pc
 	return n, cpu.Stop{}
+}
+
+// logValue logs the value of the n-th operation, the instruction at pc
+// in marked slot in of page, and returns the instruction as decoded.
+func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
+	info := &page.Infos[(pc&cpu.PageMask)>>2]
+	c.logged = decoded(in, info)
+	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info)
+	return &c.logged
+}
+
+// beginAt begins a logged run at pc on page, with the n-th operation.
+func (c *Core) beginAt(page *codePage, pc, n uint64) {
+	c.log.Begin(page.Infos[(pc&cpu.PageMask)>>2:], pc, n)
+}
+
+// enterPage finds the decoded page for pc when execution moves to another
+// page, where a logged run begins (the n-th operation).
+func (c *Core) enterPage(pc, n uint64) (*codePage, cpu.Stop) {
+	if pc&3 != 0 {
+		return nil, c.stopFault(pc, cpu.FaultAlignment, errMisalignedPC)
+	}
+	p, f := c.icache.Page(pc)
+	if f != nil {
+		return nil, cpu.Stop{Kind: cpu.StopFault, Fault: f}
+	}
+	if c.log != nil { // a run stays on its page
+		if p.Infos == nil {
+			c.describePage(p)
+		}
+		c.log.Begin(p.Infos[(pc&cpu.PageMask)>>2:], pc, n)
+	}
+	return p, cpu.Stop{}
 }
 
 // store128 writes two 64-bit words at a (stp), checking both before writing.

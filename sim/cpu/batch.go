@@ -11,20 +11,18 @@ import "sort"
 //
 // The operations of a run sit at consecutive addresses on one code page,
 // so their descriptions follow one another in the page's Infos: op k+1's
-// is Size>>Shift entries after op k's. A run ends wherever the next
-// operation is not the next one in memory (a taken branch), at a page
-// boundary, and around an s390x EXECUTE's target (whose description is
-// not its address's). The timing model walks runs directly; consumers
-// that want one record per operation get them from At or Ops.
+// is Size>>Shift entries after op k's. A core begins a run where it
+// enters a page (a new page, or the first of a core Run), at a taken
+// branch's target and around an s390x EXECUTE's target (whose
+// description is not its address's): only where the flow changes, never
+// per operation. The timing model walks runs directly; consumers that
+// want one record per operation get them from At or Ops.
 type Batch struct {
 	Runs []Run
 	// Vals[k] is op k's dynamic value (Retired.EA) when its description
 	// LogsEA; other entries are left as the core wrote them. It is the
 	// core's own array of LogBatch values (Logger.SetLog puts it here).
 	Vals []uint64
-	// Expect is the pc after the last operation the core logged (^0:
-	// none): where the next one is elsewhere, the core begins a run.
-	Expect uint64
 	// Shift is log2 of the bytes per Infos entry (the instruction
 	// alignment).
 	Shift uint
@@ -51,7 +49,7 @@ const ValMask = LogBatch - 1
 // small (a large allocation per machine costs fresh pages) and grows to
 // what the program needs.
 func newBatch(n int, shift uint) *Batch {
-	return &Batch{Runs: make([]Run, 0, 64), Vals: make([]uint64, n), Expect: ^uint64(0), Shift: shift}
+	return &Batch{Runs: make([]Run, 0, 64), Vals: make([]uint64, n), Shift: shift}
 }
 
 // Begin starts a run at the batch's n-th operation, at pc, described by
@@ -65,7 +63,7 @@ func (b *Batch) Begin(infos []OpInfo, pc, n uint64) {
 
 // reset empties the batch for the next Run.
 func (b *Batch) reset() {
-	b.Runs, b.n, b.done, b.Expect = b.Runs[:0], 0, false, ^uint64(0)
+	b.Runs, b.n, b.done = b.Runs[:0], 0, false
 }
 
 // finish closes the batch at n retired operations: a run begun for an

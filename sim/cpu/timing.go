@@ -73,6 +73,10 @@ type OpInfo struct {
 	// the check of its last description covers it.
 	Varies bool
 	Flags  OpFlags
+	// CoreOp is the core's own: a core that marks an instruction's slot
+	// for logging (its logged value computed before it runs) keeps the
+	// instruction's operation code here.
+	CoreOp uint16
 	blk    *timingBlock // the run starting here, once summarised
 }
 

@@ -29,7 +29,7 @@ type Core struct {
 	// or not anything is logged (loggedInCase): cheaper than a test. (A
 	// pointer: the array inside Core measured slower.)
 	vals   *[cpu.LogBatch]uint64
-	slowEA [opEnd]bool // the ops whose value the log gets from dynamicEA
+	logged inst // the instruction of a marked slot (logValue)
 
 	// exInst is the decoded target of an ex/exrl whose own retirement used
 	// up Run's budget; exPending says the next Run starts with it.
@@ -141,16 +141,31 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 	return false, nil
 }
 
-// describeSlot fills the timing description of a decoded slot, and notes
-// whether logging gets the data address (or the condition) of its kind of
-// operation from dynamicEA.
+// describeSlot fills the timing description of a decoded slot. A slot
+// whose logged value (a data address or a condition) Run does not store
+// in the instruction's own case is marked opLogged, its op kept in the
+// description (CoreOp): Run then logs it through dynamicEA, and no other
+// instruction pays a test.
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
+	if in.op == opLogged { // described already
+		return info
+	}
 	*info = describe(in)
 	if info.LogsEA() && !loggedInCase(in.op) {
-		c.slowEA[in.op] = true
+		info.CoreOp, in.op = uint16(in.op), opLogged
 	}
 	return info
+}
+
+// decoded is the instruction of slot in (described by info): a marked
+// slot's op is its description's.
+func decoded(in *inst, info *cpu.OpInfo) inst {
+	d := *in
+	if d.op == opLogged {
+		d.op = op(info.CoreOp)
+	}
+	return d
 }
 
 // exKey names an executed target: the ex's address and the target as
@@ -183,8 +198,7 @@ func (c *Core) logExecuted(log *cpu.Batch, n uint64, in *inst, pc uint64) {
 		return
 	}
 	infos := c.exInfo(in, pc)
-	log.Begin(infos, pc, n)
-	log.Expect = ^uint64(0) // what follows the target begins a run
+	log.Begin(infos, pc, n) // Run begins the next run after the target
 	if infos[0].LogsEA() {
 		c.vals[n&cpu.ValMask] = c.dynamicEA(in, &infos[0], pc)
 	}

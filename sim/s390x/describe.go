@@ -148,7 +148,7 @@ func describe(in *inst) cpu.OpInfo {
 		}
 	}
 	switch in.op {
-	case opNone, opUndef, opSpec, opNop:
+	case opNone, opUndef, opSpec, opNop, opLogged: // a marked slot's description is made before it is marked
 		return o
 	case opJ:
 		branch(0, false)
@@ -461,7 +461,7 @@ func (c *Core) condHolds(in *inst) bool { return c.cond(in.m) }
 // of op o inside o's own case, where the address is in a register anyway:
 // the hot loads, stores, calls and register loads on condition. Every
 // other op that logs one goes through dynamicEA before it executes
-// (Core.slowEA).
+// (its slot is marked opLogged).
 func loggedInCase(o op) bool {
 	switch o {
 	case opL, opLY, opLT, opLG, opLTG, opLGF, opLTGF, opST, opSTY, opSTG, opLMG, opSTMG,

@@ -86,6 +86,10 @@ const (
 	opNop             // branch never taken (bcr/bc/brc with mask 0, bcr M,0), prefetch
 	opJ               // brc/brcl 15: pc += imm
 	opBR              // bcr 15,R2: pc = r2
+	// opLogged marks a slot whose logged value comes from dynamicEA
+	// before the instruction runs; the instruction's own op is its
+	// description's CoreOp (Core.describeSlot, Core.Run).
+	opLogged
 	opFirst
 )
 
@@ -193,6 +197,8 @@ func (o op) String() string {
 		return "(nop)"
 	case opJ:
 		return "(j)"
+	case opLogged:
+		return "(logged)"
 	case opBR:
 		return "(br)"
 	}

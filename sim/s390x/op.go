@@ -38,6 +38,10 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 			return false
 		}
 	}
+	if in.op == opLogged {
+		d := decoded(in, p.Info(c.pc))
+		in = &d
+	}
 	pc := c.pc
 	var info *cpu.OpInfo
 	executed := c.exPending
@@ -63,6 +67,8 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 			return false
 		}
 		info = c.slotInfo(p, in, pc)
+		d := decoded(in, info) // describing may mark the slot
+		in = &d
 	}
 	*op = cpu.Op{PC: pc, Size: in.ln, Class: info.Class, Flags: info.Flags, Access: info.Access}
 	if info.Class == cpu.ClassBranch {

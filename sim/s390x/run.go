@@ -8,13 +8,20 @@ import (
 
 // Run executes up to budget instructions. The hot loop keeps pc and the
 // current code page in locals; every case either falls through to the
-// common "next instruction" tail or sets pc itself and continues. A branch
-// to an odd address retires and forces a page lookup, where the odd pc
-// raises the specification exception.
+// common "next instruction" tail, or sets pc itself and continues (a
+// branch not taken) or goes to taken (a branch taken). A branch to an odd
+// address retires and forces a page lookup, where the odd pc raises the
+// specification exception.
+//
+// With a log, a run begins where the loop enters a page, at a taken
+// branch's target and around an EXECUTE's target, nowhere else: an
+// instruction that goes on to the next pays nothing for the log, and one
+// whose value the log needs beyond its own case has its slot marked
+// opLogged (describeSlot).
 func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	r := &c.r
 	mem := c.mem
-	log := c.log // its runs: one Begin where the next op is not at log.Expect
+	log := c.log
 	pc := c.pc
 	var page *codePage
 	base := ^uint64(0) // forces a page lookup
@@ -23,36 +30,22 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	var slot uint64
 	for n < budget {
 		if pc-base >= cpu.PageSize {
-			p, stop := c.enterPage(pc)
+			p, stop := c.enterPage(pc, n)
 			if p == nil {
 				c.pc = pc
 				return n, stop
 			}
 			page, base = p, pc&^cpu.PageMask
-			if log != nil {
-				if page.Infos == nil {
-					c.describePage(page)
-				}
-				log.Expect = ^uint64(0) // a run stays on its page
-			}
 			if c.exPending { // the target of an ex that ended the last Run
 				c.exPending = false
 				in = &c.exInst
-				c.logExecuted(log, n, in, pc)
+				c.logExecuted(log, n, in, pc) // (the run just begun stays empty)
+				base = ^uint64(0)             // what follows the target begins a run
 				goto dispatch
 			}
 		}
 		slot = ((pc - base) >> 1) & (cpu.PageSize/2 - 1)
 		in = &page.Slots[slot]
-		if log != nil { // an undecoded slot's value is written again once it is decoded
-			if pc != log.Expect {
-				log.Begin(page.Infos[slot:], pc, n)
-			}
-			log.Expect = pc + uint64(in.ln) // an undecoded slot's 0 keeps the run going
-			if c.slowEA[in.op] {
-				c.vals[n&cpu.ValMask] = c.dynamicEA(in, &page.Infos[slot], pc)
-			}
-		}
 	dispatch:
 		switch in.op {
 		case opNone:
@@ -65,6 +58,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				base = ^uint64(0)
 			}
 			continue
+		case opLogged:
+			in = c.logValue(in, page, pc, n)
+			goto dispatch
 		case opUndef:
 			c.pc = pc
 			return n, c.undefFault(pc, in)
@@ -77,11 +73,17 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 		case opJ:
 			pc += uint64(in.imm)
 			n++
+			if log != nil {
+				c.beginTaken(page, pc, n)
+			}
 			continue
 		case opBRC, opBRCL:
 			n++
 			if in.m<<c.cc&8 != 0 {
 				pc += uint64(in.imm)
+				if log != nil {
+					c.beginTaken(page, pc, n)
+				}
 				continue
 			}
 			pc += uint64(in.ln)
@@ -94,6 +96,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if t&1 != 0 {
 				base = ^uint64(0)
 			}
+			if log != nil {
+				c.beginTaken(page, pc, n)
+			}
 			continue
 		case opBCR:
 			n++
@@ -101,6 +106,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				pc = r[in.r2]
 				if pc&1 != 0 {
 					base = ^uint64(0)
+				}
+				if log != nil {
+					c.beginTaken(page, pc, n)
 				}
 				continue
 			}
@@ -113,6 +121,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				if pc&1 != 0 {
 					base = ^uint64(0)
 				}
+				if log != nil {
+					c.beginTaken(page, pc, n)
+				}
 				continue
 			}
 			pc += uint64(in.ln)
@@ -122,6 +133,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			r[in.r1] = pc + uint64(in.ln)
 			pc += uint64(in.imm)
 			n++
+			if log != nil {
+				c.beginTaken(page, pc, n)
+			}
 			continue
 		case opBASR, opBAS:
 			c.vals[n&cpu.ValMask] = r[15]
@@ -139,6 +153,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if t&1 != 0 {
 				base = ^uint64(0)
 			}
+			if log != nil {
+				c.beginTaken(page, pc, n)
+			}
 			continue
 		case opBRCT:
 			v := uint32(r[in.r1]) - 1
@@ -146,6 +163,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			n++
 			if v != 0 {
 				pc += uint64(in.imm)
+				if log != nil {
+					c.beginTaken(page, pc, n)
+				}
 				continue
 			}
 			pc += uint64(in.ln)
@@ -155,6 +175,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			n++
 			if r[in.r1] != 0 {
 				pc += uint64(in.imm)
+				if log != nil {
+					c.beginTaken(page, pc, n)
+				}
 				continue
 			}
 			pc += uint64(in.ln)
@@ -179,6 +202,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				if t&1 != 0 {
 					base = ^uint64(0)
 				}
+				if log != nil {
+					c.beginTaken(page, pc, n)
+				}
 				continue
 			}
 			pc += uint64(in.ln)
@@ -187,6 +213,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			n++
 			if c.branchIndex(in) {
 				pc += uint64(in.imm)
+				if log != nil {
+					c.beginTaken(page, pc, n)
+				}
 				continue
 			}
 			pc += uint64(in.ln)
@@ -195,6 +224,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			n++
 			if in.m<<c.compareOperands(in)&8 != 0 {
 				pc += uint64(in.imm)
+				if log != nil {
+					c.beginTaken(page, pc, n)
+				}
 				continue
 			}
 			pc += uint64(in.ln)
@@ -205,6 +237,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				pc = r[in.b] + uint64(in.imm)
 				if pc&1 != 0 {
 					base = ^uint64(0)
+				}
+				if log != nil {
+					c.beginTaken(page, pc, n)
 				}
 				continue
 			}
@@ -234,6 +269,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				}
 			}
 			c.logExecuted(log, n, in, pc)
+			base = ^uint64(0) // what follows the target begins a run
 			goto dispatch
 
 		// Register and immediate loads.
@@ -1069,16 +1105,41 @@ fault:
 	return n, c.memFault(pc)
 }
 
+// logValue logs the value of the n-th operation, the instruction at pc
+// in marked slot in of page, and returns the instruction as decoded.
+func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
+	info := &page.Infos[(pc&cpu.PageMask)>>1]
+	c.logged = decoded(in, info)
+	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info, pc)
+	return &c.logged
+}
+
+// beginTaken begins a logged run at pc, a taken branch's target, with the
+// n-th operation, unless pc is on another page than page (where the run
+// begins as the page is entered).
+func (c *Core) beginTaken(page *codePage, pc, n uint64) {
+	if pc&^cpu.PageMask == page.Base {
+		c.log.Begin(page.Infos[(pc&cpu.PageMask)>>1:], pc, n)
+	}
+}
+
 // enterPage finds the decoded page for pc when execution moves to another
 // page (or a branch went to an odd address, which is where that
-// specification exception is raised).
-func (c *Core) enterPage(pc uint64) (*codePage, cpu.Stop) {
+// specification exception is raised), where a logged run begins (the
+// n-th operation).
+func (c *Core) enterPage(pc, n uint64) (*codePage, cpu.Stop) {
 	if pc&1 != 0 {
 		return nil, oddPCFault(pc)
 	}
 	p, f := c.icache.Page(pc)
 	if f != nil {
 		return nil, stopFault(f)
+	}
+	if c.log != nil { // a run stays on its page
+		if p.Infos == nil {
+			c.describePage(p)
+		}
+		c.log.Begin(p.Infos[(pc&cpu.PageMask)>>1:], pc, n)
 	}
 	return p, cpu.Stop{}
 }

@@ -94,15 +94,13 @@ func CheckLoggedValuesAll(t *testing.T, arch string, oracle func(m *cpu.Machine)
 // CheckLoggedValues runs the program one operation per batch and checks
 // every logged value (Retired.EA of an operation whose description
 // LogsEA) against oracle, which computes it from the machine stopped just
-// before the operation runs. It returns how many values it checked.
+// before the operation runs. It then runs the program again in full
+// batches, where the core begins runs only where the flow changes, and
+// checks that those batches hold the same operations (pc by pc) with the
+// same values. It returns how many values it checked.
 func CheckLoggedValues(t *testing.T, path string, args []string, oracle func(m *cpu.Machine) uint64) int {
 	t.Helper()
-	var out bytes.Buffer
-	m, err := cpu.Load(path, cpu.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
-	require.NoError(t, err)
-	p, err := cpu.PresetByName("neoverse-n1")
-	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
+	m := timedProgram(t, path, args)
 	v := &valueChecker{t: t}
 	m.Observer = func(m *cpu.Machine) error {
 		v.pc, v.want = m.Core.PC(), oracle(m)
@@ -113,22 +111,70 @@ func CheckLoggedValues(t *testing.T, path string, args []string, oracle func(m *
 	require.NoError(t, err)
 	require.Nil(t, exit.Fault)
 	require.NotZero(t, v.checked)
+
+	m = timedProgram(t, path, args)
+	var full opRecorder
+	m.Consumers = append(m.Consumers, &full)
+	exit, err = m.Run()
+	require.NoError(t, err)
+	require.Nil(t, exit.Fault)
+	require.Equal(t, len(v.ops.pcs), len(full.pcs), "operations retired")
+	for i, pc := range v.ops.pcs {
+		if full.pcs[i] != pc || full.vals[i] != v.ops.vals[i] {
+			require.Failf(t, "a full batch differs", "operation %d: pc %#x value %#x, one by one pc %#x value %#x",
+				i, full.pcs[i], full.vals[i], pc, v.ops.vals[i])
+		}
+	}
 	return v.checked
 }
 
+// timedProgram loads the program with the timing model on.
+func timedProgram(t *testing.T, path string, args []string) *cpu.Machine {
+	t.Helper()
+	var out bytes.Buffer
+	m, err := cpu.Load(path, cpu.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
+	require.NoError(t, err)
+	p, err := cpu.PresetByName("neoverse-n1")
+	require.NoError(t, err)
+	require.NoError(t, m.EnableTiming(p))
+	return m
+}
+
+// opRecorder keeps the pc of every logged operation and its value (0 for
+// one whose description logs none).
+type opRecorder struct{ pcs, vals []uint64 }
+
+func (r *opRecorder) Want(*cpu.Batch) []int { return nil }
+
+func (r *opRecorder) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming) {
+	for i := range b.Len() {
+		r.add(b.At(i))
+	}
+}
+
+func (r *opRecorder) add(op cpu.Retired) {
+	v := uint64(0)
+	if op.Info.LogsEA() {
+		v = op.EA
+	}
+	r.pcs, r.vals = append(r.pcs, op.PC), append(r.vals, v)
+}
+
 // valueChecker compares the value logged for the one operation of each
-// batch with the oracle's.
+// batch with the oracle's, and keeps the operations.
 type valueChecker struct {
 	t        *testing.T
 	pc, want uint64
 	checked  int
+	ops      opRecorder
 }
 
 func (v *valueChecker) Want(*cpu.Batch) []int { return nil }
 
 func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming) {
 	if b.Len() != 1 {
-		return // the syscall-ending batches of a stopped machine
+		v.ops.Retired(nil, b, nil, nil) // the syscall-ending batches of a stopped machine
+		return
 	}
 	r := b.At(0)
 	require.Equal(v.t, v.pc, r.PC, "the batch holds the operation the oracle saw")
@@ -136,6 +182,7 @@ func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.Op
 		require.Equal(v.t, v.want, r.EA, "the logged value of the operation at %#x", r.PC)
 		v.checked++
 	}
+	v.ops.add(r)
 }
 
 // TimedImage makes a machine of the ELF image img (a test's hand-made
@@ -175,7 +222,7 @@ func (p *Paths) RequireBoth(t *testing.T) {
 // the core logged for it in vals (its first entry, poisoned with ^want
 // first, so that a value never stored shows).
 func StepValue(log *cpu.Batch, vals *[cpu.LogBatch]uint64, want uint64, step func()) uint64 {
-	log.Runs, log.Expect = log.Runs[:0], ^uint64(0)
+	log.Runs = log.Runs[:0]
 	vals[0] = ^want
 	step()
 	return vals[0]
