@@ -459,6 +459,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			c.vals[n&cpu.ValMask] = x[rSP]
 			n++
 			pc = x[in.rn]
+			if pc&3 != 0 {
+				base = pc + cpu.PageSize // not this page: its lookup raises the alignment fault
+			}
 			goto taken
 		case opBlr:
 			c.vals[n&cpu.ValMask] = x[rSP]
@@ -466,6 +469,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			t := x[in.rn]
 			x[rLR] = pc + 4
 			pc = t
+			if pc&3 != 0 {
+				base = pc + cpu.PageSize // as for br
+			}
 			goto taken
 		case opPAuth:
 			c.pauthOp(in)
@@ -481,6 +487,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				x[rLR] = pc + 4
 			}
 			pc = t
+			if pc&3 != 0 {
+				base = pc + cpu.PageSize // as for br
+			}
 			goto taken
 		case opSvc:
 			c.pc = pc + 4

@@ -1,0 +1,38 @@
+package arm64
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/sim/cpu"
+	"simrun/sim/elftest"
+)
+
+// TestBranchToMisalignedPC: a register branch to an address that is not a
+// multiple of 4 on the same page raises the PC alignment fault there (it
+// must not run the instruction at the address rounded down).
+func TestBranchToMisalignedPC(t *testing.T) {
+	code := elftest.Words(binary.LittleEndian,
+		0x50000020, // adr x0, #6 (0x400006)
+		0xd61f0000, // br x0
+		0xd4000001, // svc #0
+	)
+	for _, timed := range []bool{false, true} {
+		m, err := cpu.New("misaligned", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, nil), cpu.Config{MaxInsns: 100})
+		require.NoError(t, err)
+		if timed {
+			p, err := cpu.PresetByName("neoverse-n1")
+			require.NoError(t, err)
+			require.NoError(t, m.EnableTiming(p))
+		}
+		exit, err := m.Run()
+		require.NoError(t, err)
+		require.NotNil(t, exit.Fault, "timed %v", timed)
+		require.Equal(t, cpu.FaultAlignment, exit.Fault.Kind, "timed %v: %v", timed, exit.Fault)
+		require.Equal(t, uint64(0x400006), exit.Fault.PC, "timed %v", timed)
+		require.Equal(t, uint64(2), m.Insns, "timed %v: adr and br retire", timed)
+	}
+}
