@@ -8,8 +8,8 @@ import (
 
 // Run executes up to budget instructions. The hot loop keeps pc and the
 // current code page in locals; every case either falls through to the
-// common "next instruction" tail, or sets pc itself and continues (a
-// branch not taken) or goes to taken (a branch taken). A branch to an odd
+// common "next instruction" tail or sets pc itself and continues (a
+// taken branch first calls beginTaken with a log). A branch to an odd
 // address retires and forces a page lookup, where the odd pc raises the
 // specification exception.
 //
