@@ -27,10 +27,13 @@ const maxBlock = 32
 // starts at one decoded instruction and ends at a branch (or a system
 // operation, or after maxBlock operations).
 type timingBlock struct {
-	n        int32
-	branch   bool    // the last operation is a branch
-	gen      uint64  // Memory.CodeGen when summarised: code written since invalidates it
-	lastLat  uint64  // the last operation's execution latency (at least 1)
+	n      int32
+	branch bool   // the last operation is a branch
+	gen    uint64 // Memory.CodeGen when summarised: code written since invalidates it
+	// refill is the cycles a misprediction of the closing branch costs:
+	// from issue + 1 to its completion (its latency, at least 1) plus
+	// the preset's Mispred.
+	refill   uint64
 	bytes    uint64  // the run's length in bytes
 	lastOff  uint64  // the last operation's offset in bytes
 	lastInfo *OpInfo // its description
@@ -46,6 +49,9 @@ type timingBlock struct {
 	// nothing stalls on the entry state and every cycle is C + its
 	// static offset.
 	in []uint64
+	// firstIn is in[0]'s offset, the earliest any input is read (noInput
+	// when none: then nothing can be late).
+	firstIn uint64
 	// static lists the registers written, ascending, with their static
 	// ready offsets: register k is ready at C + its offset or by any of
 	// terms[ends[k-1]:ends[k]] (from 0 for k = 0).
@@ -70,6 +76,10 @@ type timingBlock struct {
 // blockStore is the list entries a summary holds in place: most runs'
 // lists fit.
 const blockStore = 24
+
+// noInput is a summary's firstIn when it reads no register before
+// writing it: later than any horizon, without overflowing an add.
+const noInput = 1 << 62
 
 // memOp and memSlot unpack a mem entry.
 func memOp(m uint64) uint8    { return uint8(m) }
@@ -235,7 +245,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 			sm.mem = append(sm.mem, uint64(slot)<<8|uint64(j))
 		}
 		if j == end-1 {
-			b.lastInfo, b.lastLat = in, lat
+			b.lastInfo, b.refill = in, lat+uint64(t.P.Mispred)-1
 			b.branch = in.Class == ClassBranch
 		}
 		slot += infoSlots(in, shift)
@@ -281,6 +291,10 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 		return out
 	}
 	b.in, b.static, b.tail, b.ends = carve(sm.in), carve(sm.static), carve(sm.tail), carve(sm.ends)
+	b.firstIn = noInput
+	if len(b.in) > 0 {
+		b.firstIn = b.in[0] >> 8 // in is by offset
+	}
 	b.issue, b.terms, b.mem = carve(sm.terms[:nIssue]), carve(sm.terms[nIssue:]), carve(sm.mem)
 	infos[0].blk = b
 	return b, 0
@@ -342,16 +356,19 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 	if t.pend == b && b.again && c == t.pendC+b.issueC+1 {
 		t.pendC = c
 	} else {
-		t.flush()
+		if p := t.pend; p != nil {
+			t.writePending(p, c) // flush, inlined
+		}
 		// late is 1 if some input is ready after its first reader's static issue.
 		var late uint64
-		if len(b.in) > 0 && t.horizon > c+b.in[0]>>8 { // in is by offset: in[0] is the first read
+		if t.horizon > c+b.firstIn {
 			for _, tm := range b.in {
 				_, borrow := bits.Sub64(c+tm>>8, t.ready[uint8(tm)], 0)
 				late |= borrow
 			}
 		}
 		if late != 0 {
+			t.pend = nil
 			t.lateBlock(b, c, &issue)
 		} else {
 			t.pend, t.pendC = b, c
@@ -359,11 +376,9 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 	}
 	t.cycle = issue + 1
 	if b.branch {
-		last := Retired{Info: b.lastInfo, PC: pc + b.lastOff} // predict reads no value
-		if t.predict(&last, next) {
-			refill := b.lastLat + uint64(t.P.Mispred) - 1 // from issue + 1 to done + Mispred
-			t.cycle += refill
-			t.refill += refill
+		if t.predict(b.lastInfo, pc+b.lastOff, next) {
+			t.cycle += b.refill
+			t.refill += b.refill
 		}
 	}
 }
@@ -376,17 +391,22 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 // horizon), the writes of such values are skipped.
 func (t *Timing) flush() {
 	if b := t.pend; b != nil {
-		c := t.pendC
-		list := b.static
-		if t.horizon <= t.cycle {
-			list = b.tail // the cycle is past c + issueC: the rest is ready
-		}
-		for _, o := range list {
-			t.ready[uint8(o)] = c + o>>8
-		}
-		t.horizon = max(t.horizon, c+b.maxOff)
+		t.writePending(b, t.cycle)
 		t.pend = nil
 	}
+}
+
+// writePending makes the register writes of b, the pending run, at the
+// current cycle now (flush's work; it leaves t.pend to the caller).
+func (t *Timing) writePending(b *timingBlock, now uint64) {
+	c, list := t.pendC, b.static
+	if t.horizon <= now {
+		list = b.tail // the cycle is past c + issueC: the rest is ready
+	}
+	for _, o := range list {
+		t.ready[uint8(o)] = c + o>>8
+	}
+	t.horizon = max(t.horizon, c+b.maxOff)
 }
 
 // lateBlock evaluates b's summary in full: some register it reads was not

@@ -596,20 +596,19 @@ func (t *Timing) access(ea uint64, in *OpInfo, m *memResult) {
 func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
 	d.Taken = next != r.PC+uint64(r.Info.Size)
 	d.Next = next
-	if t.predict(r, next) {
+	if t.predict(r.Info, r.PC, next) {
 		d.Events |= EvMispredict
 	}
 }
 
-// predict runs the predictors and counts branch r whose successor is at
-// next; it reports a misprediction. The predictors: a bimodal table for
+// predict runs the predictors and counts the branch described by in at
+// pc, whose successor is at next; it reports a misprediction. The predictors: a bimodal table for
 // conditional branches, a direct-mapped target buffer for indirect
 // branches (non-returns), a return stack. (One function: it runs once
 // per timed run.)
-func (t *Timing) predict(r *Retired, next uint64) bool {
-	in := r.Info
+func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
 	t.Stats.Branches++
-	fall := r.PC + uint64(in.Size)
+	fall := pc + uint64(in.Size)
 	taken := next != fall
 	if !taken && in.Flags&OpConditional != 0 {
 		t.Stats.NotTaken++
@@ -628,11 +627,11 @@ func (t *Timing) predict(r *Retired, next uint64) bool {
 		if in.Flags&OpLink != 0 {
 			t.push(fall)
 		}
-		e := &t.btb[(r.PC>>t.PCShift)&uint64(len(t.btb)-1)]
-		miss = e.pc != r.PC || e.target != next // a branch the buffer does not hold mispredicts
-		e.pc, e.target = r.PC, next
+		e := &t.btb[(pc>>(t.PCShift&63))&uint64(len(t.btb)-1)]
+		miss = e.pc != pc || e.target != next // a branch the buffer does not hold mispredicts
+		e.pc, e.target = pc, next
 	case in.Flags&OpConditional != 0:
-		i := (r.PC >> t.PCShift) & uint64(len(t.bp)-1)
+		i := (pc >> (t.PCShift & 63)) & uint64(len(t.bp)-1) // (the mask spares the shift check)
 		c := t.bp[i]
 		miss = c >= 2 != taken
 		if taken && c < 3 {
