@@ -309,6 +309,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 // run.
 func (t *Timing) blockAccesses(infos []OpInfo, vals []uint64, b *timingBlock, from int) bool {
 	tlb, l1 := t.tlb, t.l1
+	clear(t.hot[:]) // the looks below may move or fill entries
 	for k := from; k < len(b.mem); k++ {
 		if ea := vals[memOp(b.mem[k])]; tlb.lookup(ea) && l1.lookup(ea) {
 			continue

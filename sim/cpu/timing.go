@@ -312,7 +312,13 @@ type Timing struct {
 	// s390x, whose instructions start on any halfword).
 	PCShift uint
 
-	res           [maxBlock]memResult // a run's accesses, made before its timing
+	res [maxBlock]memResult // a run's accesses, made before its timing
+	// hot holds lines (in the smaller of the L1D line and the page),
+	// each +1 at index line%hotLines, whose accesses hit the most
+	// recently used TLB entry and L1D line of their set: true while
+	// only such accesses are made (an access that moves or fills an
+	// entry empties it).
+	hot           [hotLines]uint64
 	nres, resNext int
 	outVals       [256]uint64
 	sum           *summariser  // buildBlock's working state
@@ -355,12 +361,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 		limit = 0
 	}
 	tlb, l1 := t.tlb, t.l1
-	// lastLine is the line (in the smaller of the L1D line and the page)
-	// of the last access that hit the most recently used TLB entry and
-	// L1D line, while nothing else touched either.
 	lineShift := min(tlb.lineShift, l1.lineShift) & 63
-	const noLine = ^uint64(0) // no shifted address is all ones
-	lastLine := noLine
 	for r := range b.Runs {
 		run := &b.Runs[r]
 		end, after := b.end(r), next // after: the pc after the run
@@ -377,7 +378,6 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				if !t.NoBlocks {
 					limit = nextWant
 				}
-				lastLine = noLine
 				i += n
 				continue
 			}
@@ -385,22 +385,20 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			// An access to the most recently used TLB entry and L1D line
 			// of its set (the common case) hits without changing either;
 			// from the first other one on, blockAccesses makes them in
-			// full. (Inline: a call per run costs.) An access to the line
-			// the one before it hit needs no look (same line, same page:
-			// nothing changed either).
+			// full. (Inline: a call per run costs.) A line in t.hot
+			// needs no look.
 			k := 0
 			for ; k < len(blk.mem); k++ {
-				ea := b.Vals[i+int(memOp(blk.mem[k]))]
-				if ea>>lineShift == lastLine {
+				line := b.Vals[i+int(memOp(blk.mem[k]))] >> lineShift
+				if t.hot[line&(hotLines-1)] == line+1 {
 					continue
 				}
-				if !tlb.hitMRU(ea) || !l1.hitMRU(ea) {
+				if !tlb.hitMRU(line<<lineShift) || !l1.hitMRU(line<<lineShift) {
 					break
 				}
-				lastLine = ea >> lineShift
+				t.hot[line&(hotLines-1)] = line + 1
 			}
 			if k < len(blk.mem) {
-				lastLine = noLine
 				if !t.blockAccesses(infos, b.Vals[i:i+n], blk, k) { // it counts the ones before k
 					infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
 					i += n
@@ -553,6 +551,7 @@ type memResult struct {
 // access runs the data access at ea of an operation described by in
 // through the TLB and the cache hierarchy.
 func (t *Timing) access(ea uint64, in *OpInfo, m *memResult) {
+	clear(t.hot[:]) // its looks may move or fill entries
 	p := t.P
 	xlat := uint64(p.TLB.Latency)
 	t.Stats.TLBAccess++
@@ -661,6 +660,9 @@ func (t *Timing) push(ret uint64) {
 	t.ras[t.rasTop&(rasSize-1)] = ret
 	t.rasN = min(t.rasN+1, rasSize)
 }
+
+// hotLines is the size of Timing.hot (a power of two).
+const hotLines = 16
 
 // Nanos converts cycles to virtual nanoseconds.
 func (t *Timing) Nanos(cycles uint64) uint64 { return cycles * 1000 / t.P.MHz }
