@@ -318,7 +318,12 @@ type Timing struct {
 	// recently used TLB entry and L1D line of their set: true while
 	// only such accesses are made (an access that moves or fills an
 	// entry empties it).
-	hot           [hotLines]uint64
+	hot [hotLines]uint64
+	// Run's wanted operations, their details and the next wanted index
+	// (past every index: none), for its operation-by-operation path.
+	want          []int
+	out           []OpTiming
+	nextWant      int
 	nres, resNext int
 	outVals       [256]uint64
 	sum           *summariser  // buildBlock's working state
@@ -350,13 +355,13 @@ func (t *Timing) Cycle() uint64 { return t.cycle }
 // TLB, that holds a wanted operation or that the batch cuts, goes
 // operation by operation. Both give the same cycles.
 func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
-	nextWant := b.n
+	t.want, t.out, t.nextWant = want, out, b.n
 	if len(want) > 0 {
-		nextWant = want[0]
+		t.nextWant = want[0]
 	}
 	// limit: summaries time operations before it (the next wanted one;
 	// none without summaries).
-	limit := nextWant
+	limit := t.nextWant
 	if t.NoBlocks {
 		limit = 0
 	}
@@ -374,9 +379,9 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			blk := infos[0].blk
 			if blk == nil || i+int(blk.n) > min(end, limit) || blk.gen != t.CodeGen {
 				var n int
-				infos, pc, n, nextWant = t.slowRun(b, infos, pc, i, end, after, cut, want, out, nextWant)
+				infos, pc, n = t.slowRun(b, infos, pc, i, end, after, cut)
 				if !t.NoBlocks {
-					limit = nextWant
+					limit = t.nextWant
 				}
 				i += n
 				continue
@@ -400,7 +405,10 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			}
 			if k < len(blk.mem) {
 				if !t.blockAccesses(infos, b.Vals[i:i+n], blk, k) { // it counts the ones before k
-					infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
+					infos, pc = t.stepOps(b, infos, pc, i, n, end, after)
+					if !t.NoBlocks {
+						limit = t.nextWant
+					}
 					i += n
 					continue
 				}
@@ -422,6 +430,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 		}
 	}
 	t.flush()
+	t.want, t.out = nil, nil
 	t.Stats.TLBAccess += t.hits
 	t.Stats.L1DAccess += t.hits
 	t.hits = 0
@@ -450,20 +459,20 @@ func (t *Timing) summarised(blk *timingBlock, infos []OpInfo, pc uint64, more bo
 // their accesses hit and no wanted one is among them, else one by one.
 // It returns where the walk goes on, how many operations it timed and
 // the next wanted index.
-func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after uint64, cut bool, want []int, out []OpTiming, nextWant int) ([]OpInfo, uint64, int, int) {
+func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]OpInfo, uint64, int) {
 	blk, n := infos[0].blk, 0
 	if blk == nil || i+int(blk.n) > end || blk.gen != t.CodeGen {
 		blk, n = t.buildBlock(infos, end-i, cut, b.Shift)
 	}
 	if blk != nil {
 		n = int(blk.n)
-		if !t.NoBlocks && i+n <= nextWant && t.blockAccesses(infos, b.Vals[i:i+n], blk, 0) {
+		if !t.NoBlocks && i+n <= t.nextWant && t.blockAccesses(infos, b.Vals[i:i+n], blk, 0) {
 			infos, pc = t.summarised(blk, infos, pc, i+n < end, after)
-			return infos, pc, n, nextWant
+			return infos, pc, n
 		}
 	}
-	infos, pc, nextWant = t.stepOps(b, infos, pc, i, n, end, after, want, out, nextWant)
-	return infos, pc, n, nextWant
+	infos, pc = t.stepOps(b, infos, pc, i, n, end, after)
+	return infos, pc, n
 }
 
 // stepOps times the n operations of batch b from the i-th on (described
@@ -471,7 +480,7 @@ func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after 
 // after is the pc after it. It returns where the walk goes on and the
 // next wanted index. (Out of Run's loop: rare, and its variables would
 // crowd the registers there.)
-func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, after uint64, want []int, out []OpTiming, nextWant int) ([]OpInfo, uint64, int) {
+func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, after uint64) ([]OpInfo, uint64) {
 	for j := i; j < i+n; j++ {
 		in := &infos[0]
 		op := b.retired(in, pc, j)
@@ -486,10 +495,10 @@ func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, aft
 			pre = &t.res[t.resNext]
 			t.resNext++
 		}
-		nextWant = t.step(&op, j, nj, want, out, nextWant, pre)
+		t.nextWant = t.step(&op, j, nj, t.want, t.out, t.nextWant, pre)
 	}
 	t.nres, t.resNext = 0, 0
-	return infos, pc, nextWant
+	return infos, pc
 }
 
 // step times operation r, the batch's i-th (its successor is at next);
