@@ -370,8 +370,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	for r := range b.Runs {
 		run := &b.Runs[r]
 		end, after := b.end(r), next // after: the pc after the run
-		cut := r+1 == len(b.Runs)    // the batch may end inside this run
-		if !cut {
+		if r+1 < len(b.Runs) {
 			after = b.Runs[r+1].PC
 		}
 		infos, pc := run.Infos, run.PC
@@ -379,7 +378,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			blk := infos[0].blk
 			if blk == nil || i+int(blk.n) > min(end, limit) || blk.gen != t.CodeGen {
 				var n int
-				infos, pc, n = t.slowRun(b, infos, pc, i, end, after, cut)
+				infos, pc, n = t.slowRun(b, infos, pc, i, end, after, r+1 == len(b.Runs)) // the batch may end inside the last run
 				if !t.NoBlocks {
 					limit = t.nextWant
 				}
