@@ -70,7 +70,19 @@ type timingBlock struct {
 	// run finds every register it writes ready in time, so nothing it
 	// reads can be late.
 	again bool
-	store [blockStore]uint64
+	// A summary that ends with a conditional branch (condEnd) gets a
+	// long form once that branch is seen not taken a few times (seen
+	// counts): long runs on through it, and through any further ones, to
+	// where the run it was made from left straight-line code. Run takes
+	// the long form where the run goes on at least as far and the
+	// predictor holds every inner branch (at predictor index inner[k])
+	// as not taken: each then passes without a misprediction, and only
+	// its counter (0 or 1 before, 0 after) and the counts change.
+	condEnd bool
+	seen    uint8
+	long    *timingBlock
+	inner   []uint64
+	store   [blockStore]uint64
 }
 
 // blockStore is the list entries a summary holds in place: most runs'
@@ -141,7 +153,7 @@ type summariser struct {
 	inRegs  []uint8    // the inputs' registers, by index-1
 	written []uint8
 	// the summary's lists while they grow (copied out at the end)
-	in, static, tail, ends, terms, mem []uint64
+	in, static, tail, ends, terms, mem, inner []uint64
 }
 
 func (s *summariser) alloc() *expr {
@@ -159,7 +171,7 @@ func (s *summariser) reset() {
 		s.regExpr[r] = 0
 	}
 	s.inRegs, s.written, s.used = s.inRegs[:0], s.written[:0], 0
-	s.in, s.static, s.tail, s.ends, s.terms, s.mem = s.in[:0], s.static[:0], s.tail[:0], s.ends[:0], s.terms[:0], s.mem[:0]
+	s.in, s.static, s.tail, s.ends, s.terms, s.mem, s.inner = s.in[:0], s.static[:0], s.tail[:0], s.ends[:0], s.terms[:0], s.mem[:0], s.inner[:0]
 }
 
 // staticLat is an operation's latency when its access hits the TLB and
@@ -176,19 +188,21 @@ func (t *Timing) staticLat(in *OpInfo) uint64 {
 	return max(lat, 1)
 }
 
-// buildBlock summarises the run of operations described by infos[0] on
-// (at most avail of them) and attaches it to its first operation's
-// description. When the batch may end inside the run (cut) and does, or
-// the run reads too many registers, it attaches nothing and returns nil
+// buildBlock summarises the run of operations described by infos[0] on,
+// at pc (at most avail of them). With through it is a long form: it runs
+// on through the conditional branches before the last of the avail
+// operations (they were not taken). When the batch may end inside the
+// run (cut) and does, or the run reads too many registers, it returns nil
 // and how many operations (the run's, or all avail) to time one by one.
-func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*timingBlock, int) {
+func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through bool, shift uint) (*timingBlock, int) {
 	end, slot := -1, 0
 	var bytes, lastOff uint64
 	for j := 0; j < avail && j < maxBlock; j++ {
 		in := &infos[slot]
 		lastOff = bytes
 		bytes += uint64(in.Size)
-		if in.Class == ClassBranch || in.Unit == UnitSys || in.Varies || j == maxBlock-1 || (j == avail-1 && !cut) {
+		inner := through && j < avail-1 && innerBranch(in)
+		if (in.Class == ClassBranch && !inner) || in.Unit == UnitSys || in.Varies || j == maxBlock-1 || (j == avail-1 && !cut) {
 			end = j + 1
 			break
 		}
@@ -204,8 +218,13 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 	cycle.v[0], cycle.n = 0, 1
 	var issue *expr
 	slot = 0
+	off := uint64(0)
 	for j := 0; j < end; j++ {
 		in := &infos[slot]
+		if in.Class == ClassBranch && j < end-1 { // a long form's inner branch
+			sm.inner = append(sm.inner, t.bpIndex(pc+off))
+		}
+		off += uint64(in.Size)
 		issue = sm.alloc()
 		issue.set(cycle)
 		slack := uint64(cycle.v[0])
@@ -247,6 +266,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 		if j == end-1 {
 			b.lastInfo, b.refill = in, lat+uint64(t.P.Mispred)-1
 			b.branch = in.Class == ClassBranch
+			b.condEnd = !through && innerBranch(in)
 		}
 		slot += infoSlots(in, shift)
 	}
@@ -280,7 +300,7 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 		b.maxOff = max(b.maxOff, o>>8)
 	}
 	buf := b.store[:]
-	if n := len(sm.in) + len(sm.static) + len(sm.tail) + len(sm.ends) + len(sm.terms) + len(sm.mem); n > len(buf) {
+	if n := len(sm.in) + len(sm.static) + len(sm.tail) + len(sm.ends) + len(sm.terms) + len(sm.mem) + len(sm.inner); n > len(buf) {
 		buf = make([]uint64, n)
 	}
 	// carve copies list to buf's next entries and returns them there.
@@ -296,8 +316,46 @@ func (t *Timing) buildBlock(infos []OpInfo, avail int, cut bool, shift uint) (*t
 		b.firstIn = b.in[0] >> 8 // in is by offset
 	}
 	b.issue, b.terms, b.mem = carve(sm.terms[:nIssue]), carve(sm.terms[nIssue:]), carve(sm.mem)
-	infos[0].blk = b
+	b.inner = carve(sm.inner)
 	return b, 0
+}
+
+// innerBranch reports whether an operation described by in can be a long
+// form's inner branch: a conditional direct branch.
+func innerBranch(in *OpInfo) bool {
+	return in.Class == ClassBranch && in.Flags&(OpConditional|OpReturn|OpIndirect|OpLink) == OpConditional
+}
+
+// extend makes a long form of blk, the summary of the operations
+// described by infos[0] on, at pc, whose closing conditional branch was
+// just not taken: the run it is in goes on for avail operations from pc
+// (cut: the batch may end inside it).
+func (t *Timing) extend(blk *timingBlock, infos []OpInfo, pc uint64, avail int, cut bool, shift uint) {
+	if blk.seen++; blk.seen < longAfter {
+		return
+	}
+	l, _ := t.buildBlock(infos, pc, avail, cut, true, shift)
+	switch {
+	case l != nil && l.n > blk.n:
+		blk.long = l
+	case !cut: // it would be no longer another time either
+		blk.condEnd = false
+	}
+}
+
+// longAfter is the sightings of a summary's closing branch not taken
+// that make its long form (code that runs a few times gets none).
+const longAfter = 4
+
+// predicted reports whether the predictor holds each of l's inner
+// branches as not taken.
+func (t *Timing) predicted(l *timingBlock) bool {
+	for _, x := range l.inner {
+		if t.bp[x&uint64(len(t.bp)-1)] >= 2 {
+			return false
+		}
+	}
+	return true
 }
 
 // blockAccesses makes the data accesses of a run (summarised by b, its
@@ -376,6 +434,13 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 		}
 	}
 	t.cycle = issue + 1
+	if len(b.inner) > 0 { // not taken, predicted (Run checked)
+		for _, x := range b.inner {
+			t.bp[x&uint64(len(t.bp)-1)] = 0
+		}
+		t.Stats.Branches += uint64(len(b.inner))
+		t.Stats.NotTaken += uint64(len(b.inner))
+	}
 	if b.branch {
 		if t.predict(b.lastInfo, pc+b.lastOff, next) {
 			t.cycle += b.refill

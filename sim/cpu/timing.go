@@ -385,6 +385,9 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				i += n
 				continue
 			}
+			if l := blk.long; l != nil && i+int(l.n) <= min(end, limit) && t.predicted(l) {
+				blk = l
+			}
 			n := int(blk.n)
 			// An access to the most recently used TLB entry and L1D line
 			// of its set (the common case) hits without changing either;
@@ -422,6 +425,9 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			}
 			t.runBlock(blk, pc, nx)
 			if i+n < end {
+				if blk.condEnd && blk.long == nil {
+					t.extend(blk, infos, pc, end-i, r+1 == len(b.Runs), b.Shift)
+				}
 				pc += blk.bytes
 				infos = infos[blk.slots:]
 			}
@@ -461,7 +467,9 @@ func (t *Timing) summarised(blk *timingBlock, infos []OpInfo, pc uint64, more bo
 func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]OpInfo, uint64, int) {
 	blk, n := infos[0].blk, 0
 	if blk == nil || i+int(blk.n) > end || blk.gen != t.CodeGen {
-		blk, n = t.buildBlock(infos, end-i, cut, b.Shift)
+		if blk, n = t.buildBlock(infos, pc, end-i, cut, false, b.Shift); blk != nil {
+			infos[0].blk = blk
+		}
 	}
 	if blk != nil {
 		n = int(blk.n)
@@ -638,7 +646,7 @@ func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
 		miss = e.pc != pc || e.target != next // a branch the buffer does not hold mispredicts
 		e.pc, e.target = pc, next
 	case in.Flags&OpConditional != 0:
-		i := (pc >> (t.PCShift & 63)) & uint64(len(t.bp)-1) // (the mask spares the shift check)
+		i := t.bpIndex(pc)
 		c := t.bp[i]
 		miss = c >= 2 != taken
 		if taken && c < 3 {
@@ -653,6 +661,11 @@ func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
 		t.Stats.Mispredicts++
 	}
 	return miss
+}
+
+// bpIndex is the branch predictor's entry for a branch at pc.
+func (t *Timing) bpIndex(pc uint64) uint64 {
+	return (pc >> (t.PCShift & 63)) & uint64(len(t.bp)-1) // (the mask spares the shift check)
 }
 
 // btbEntry is one entry of the target buffer: the branch it holds (the

@@ -134,3 +134,81 @@ func TestStallCycles(t *testing.T) {
 		t.Errorf("summarised %+v, detailed %+v", summarised.Stats, detailed.Stats)
 	}
 }
+
+// TestLongForm: a loop body whose first conditional branch is mostly not
+// taken gets a long form through it; timed with it, with the short forms
+// where the branch is taken or the predictor expects it taken, and with
+// detail wanted for some operations, the model gives the same cycles and
+// counts as when every operation is timed alone.
+func TestLongForm(t *testing.T) {
+	p, _ := PresetByName("neoverse-n1")
+	op := func(class OpClass, unit Unit, src, dst uint8) OpInfo {
+		in := NewOpInfo(4)
+		in.Class, in.Unit = class, unit
+		if src != RegNone {
+			in.AddSrc(src)
+		}
+		if dst != RegNone {
+			in.AddDst(dst)
+		}
+		return in
+	}
+	// 0x1000 ldr x1,[x2]; add x3,x1; b.cond 0x1014; mul x2,x3; add x4,x2;
+	// 0x1014 b.cond 0x1000 (the loop)
+	code := []OpInfo{
+		op(ClassLoad, UnitLoad, 2, 1), op(ClassOther, UnitALU, 1, 3), op(ClassBranch, UnitBranch, RegNone, RegNone),
+		op(ClassOther, UnitMul, 3, 2), op(ClassOther, UnitALU, 2, 4), op(ClassBranch, UnitBranch, RegNone, RegNone),
+	}
+	code[0].Access = 8
+	code[2].Flags, code[5].Flags = OpConditional, OpConditional
+	// batches of iterations; the inner branch is taken in runs of a few
+	// iterations now and then, so its counter moves both ways.
+	var batches []*Batch
+	x := uint64(7)
+	for k := 0; k < 40; k++ {
+		b := newBatch(LogBatch, 2)
+		n := 0
+		for n+6 <= LogBatch-6 {
+			x = x*6364136223846793005 + 1442695040888963407
+			b.Begin(code, 0x1000, uint64(n))
+			b.Vals[n] = 0x8000 + x>>52&^7
+			if x>>58 < 6 { // taken: the run ends at it, the next starts at 0x1014
+				n += 3
+				b.Begin(code[5:], 0x1014, uint64(n))
+				n++
+				continue
+			}
+			n += 6
+		}
+		b.finish(n)
+		batches = append(batches, b)
+	}
+	run := func(noBlocks bool, want []int) (*Timing, []OpTiming) {
+		tm := NewTiming(p)
+		tm.NoBlocks = noBlocks
+		var out []OpTiming
+		for _, b := range batches {
+			o := make([]OpTiming, len(want))
+			tm.Run(b, 0x1000, want, o)
+			out = append(out, o...)
+		}
+		return tm, out
+	}
+	want := []int{1, 2, 300, 301, 302, 303, 304, 305}
+	alone, outAlone := run(true, want)
+	summarised, outSummarised := run(false, want)
+	if summarised.Stats != alone.Stats || summarised.cycle != alone.cycle {
+		t.Errorf("summarised %+v, operation by operation %+v", summarised.Stats, alone.Stats)
+	}
+	for k := range outAlone {
+		if outSummarised[k] != outAlone[k] {
+			t.Errorf("wanted operation %d: summarised %+v, alone %+v", k, outSummarised[k], outAlone[k])
+		}
+	}
+	if code[0].blk == nil || code[0].blk.long == nil || len(code[0].blk.long.inner) != 1 {
+		t.Fatalf("no long form with one inner branch")
+	}
+	if alone.Stats.Mispredicts == 0 || alone.Stats.NotTaken == 0 {
+		t.Errorf("the case needs mispredictions and branches not taken: %+v", alone.Stats)
+	}
+}
