@@ -234,7 +234,9 @@ func (c *cache) lookup(addr uint64) bool {
 	set := c.tags[(int(line)&c.setMask)*c.ways:][:c.ways]
 	for i := 1; i < len(set); i++ {
 		if set[i] == line {
-			copy(set[1:i+1], set[:i])
+			for ; i > 0; i-- { // (a call to copy costs more: the moves are short)
+				set[i] = set[i-1]
+			}
 			set[0] = line
 			return true
 		}
