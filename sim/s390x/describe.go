@@ -465,6 +465,12 @@ func (c *Core) condHolds(in *inst) bool { return c.cond(in.m) }
 func loggedInCase(o op) bool {
 	switch o {
 	case opL, opLY, opLT, opLG, opLTG, opLGF, opLTGF, opST, opSTY, opSTG, opLMG, opSTMG,
+		opLLGF, opLLGT, opLH, opLHY, opLGH, opLLH, opLLGH, opLB, opLGB, opLLC, opLLGC, opIC, opICY,
+		opSTC, opSTCY, opSTH, opSTHY,
+		opA, opAY, opAH, opAHY, opS, opSY, opSH, opSHY, opAL, opALY, opSL, opSLY, opALC, opSLB,
+		opN, opNY, opO, opOY, opX, opXY, opMS, opMSY, opMH, opMHY, opC, opCY, opCH, opCHY, opCL, opCLY,
+		opAG, opAGF, opSG, opSGF, opALG, opALGF, opSLG, opSLGF, opALCG, opSLBG,
+		opNG, opOG, opXG, opMSG, opMSGF, opCG, opCGF, opCGH, opCLG, opCLGF,
 		opBRAS, opBRASL, opBR, opBASR, opBAS, opLOCR, opLOCGR, opLOCHI, opLOCGHI:
 		return true
 	}

@@ -408,7 +408,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				c.cc = ccSigned(int64(int32(v)))
 			}
 		case opLLGF, opLLGT:
-			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load32BE(a)
 			if !ok {
 				goto fault
 			}
@@ -417,7 +419,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			r[in.r1] = uint64(v)
 		case opLH, opLHY, opLGH, opLLH, opLLGH:
-			v, ok := mem.Load16BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load16BE(a)
 			if !ok {
 				goto fault
 			}
@@ -432,7 +436,9 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				lo32(&r[in.r1], uint32(int16(v)))
 			}
 		case opLB, opLGB, opLLC, opLLGC, opIC, opICY:
-			v, ok := mem.Load8(r[in.b] + r[in.r2] + uint64(in.imm))
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			v, ok := mem.Load8(a)
 			if !ok {
 				goto fault
 			}
@@ -540,11 +546,15 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				goto fault
 			}
 		case opSTC, opSTCY:
-			if !mem.Store8(r[in.b]+r[in.r2]+uint64(in.imm), uint8(r[in.r1])) {
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			if !mem.Store8(a, uint8(r[in.r1])) {
 				goto fault
 			}
 		case opSTH, opSTHY:
-			if !mem.Store16BE(r[in.b]+r[in.r2]+uint64(in.imm), uint16(r[in.r1])) {
+			a := r[in.b] + r[in.r2] + uint64(in.imm)
+			c.vals[n&cpu.ValMask] = a
+			if !mem.Store16BE(a, uint16(r[in.r1])) {
 				goto fault
 			}
 		case opSTRV:
@@ -764,6 +774,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			opN, opNY, opO, opOY, opX, opXY, opMS, opMSY, opMH, opMHY,
 			opC, opCY, opCH, opCHY, opCL, opCLY:
 			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
+			c.vals[n&cpu.ValMask] = r[in.b] + r[in.r2] + uint64(in.imm)
 			if in.op == opAH || in.op == opAHY || in.op == opSH || in.op == opSHY ||
 				in.op == opMH || in.op == opMHY || in.op == opCH || in.op == opCHY {
 				var h uint16
@@ -776,6 +787,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			c.alu32(in, v)
 		case opAG, opAGF, opSG, opSGF, opALG, opALGF, opSLG, opSLGF, opALCG, opSLBG,
 			opNG, opOG, opXG, opMSG, opMSGF, opCG, opCGF, opCGH, opCLG, opCLGF:
+			c.vals[n&cpu.ValMask] = r[in.b] + r[in.r2] + uint64(in.imm)
 			var v uint64
 			ok := true
 			switch in.op {
