@@ -52,8 +52,9 @@ func needsAbsentFeature(in arm64asm.Inst) bool {
 	return false
 }
 
-// ldst executes the generic single-register load/store.
-func (c *Core) ldst(in *inst) bool {
+// ldst executes the generic single-register load/store, the n-th
+// operation of the core's Run (it logs the address).
+func (c *Core) ldst(in *inst, n uint64) bool {
 	x := &c.x
 	var addr uint64
 	switch in.b {
@@ -64,6 +65,7 @@ func (c *Core) ldst(in *inst) bool {
 	case amReg:
 		addr = x[in.rn] + extend(x[in.rm], uint8(in.imm>>8), uint8(in.imm))
 	}
+	c.vals[n&cpu.ValMask] = addr // the logged value (loggedInCase)
 	mem := c.mem
 	ok := true
 	switch in.a {
@@ -143,13 +145,15 @@ func (c *Core) ldst(in *inst) bool {
 	return true
 }
 
-// ldstPair executes the generic ldp/stp forms.
-func (c *Core) ldstPair(in *inst) bool {
+// ldstPair executes the generic ldp/stp forms, the n-th operation of the
+// core's Run (it logs the address).
+func (c *Core) ldstPair(in *inst, n uint64) bool {
 	x := &c.x
 	addr := x[in.rn]
 	if in.b != amPost {
 		addr += in.imm
 	}
+	c.vals[n&cpu.ValMask] = addr // the logged value (loggedInCase)
 	mem := c.mem
 	switch in.a {
 	case lpLdW, lpLdSW:

@@ -367,7 +367,7 @@ func describe(in *inst) cpu.OpInfo {
 func loggedInCase(o op) bool {
 	switch o {
 	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre,
-		opLdpXpost, opStpXpost, opBL, opBlr, opBr, opRet,
+		opLdpXpost, opStpXpost, opLdSt, opLdStP, opBL, opBlr, opBr, opRet,
 		opCselX, opCselW, opCsincX, opCsincW, opCsinvX, opCsinvW, opCsnegX, opCsnegW,
 		opCcmpX, opCcmpW, opCcmnX, opCcmnW:
 		return true

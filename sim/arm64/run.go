@@ -618,12 +618,12 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			x[in.rn] = a + in.imm
 		case opLdSt:
-			if !c.ldst(in) {
+			if !c.ldst(in, n) {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
 		case opLdStP:
-			if !c.ldstPair(in) {
+			if !c.ldstPair(in, n) {
 				c.pc = pc
 				return n, c.memFault(pc)
 			}
