@@ -18,7 +18,9 @@ import (
 // and timed from the summary with a few loads, adds and maxima instead of
 // a scoreboard walk per operation. Runs whose accesses miss, or that hold
 // an operation SPE wants in detail, are timed operation by operation with
-// the same results (TestBlockTimingExact).
+// the same results (TestBlockTimingExact). A run that ends at a
+// conditional branch the program keeps falling through gets a long form
+// too, summarised on through it (see timingBlock.long).
 
 // maxBlock bounds the operations of a summarised run.
 const maxBlock = 32
