@@ -21,7 +21,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	log := c.log
 	pc := c.pc
 	var page *codePage
-	base := ^uint64(0) // forces a page lookup
+	base := pc + cpu.PageSize // forces a page lookup (pc - base >= PageSize for this pc)
 	var n uint64
 	for n < budget {
 		off := pc - base
@@ -44,7 +44,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, cpu.Stop{Kind: cpu.StopFault, Fault: f}
 			}
 			if stale {
-				base = ^uint64(0)
+				base = pc + cpu.PageSize // look the page up again
 			}
 			continue
 		case opLogged:

@@ -24,7 +24,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	log := c.log
 	pc := c.pc
 	var page *codePage
-	base := ^uint64(0) // forces a page lookup
+	base := pc + cpu.PageSize // forces a page lookup (pc - base >= PageSize for this pc)
 	var n uint64
 	var in *inst
 	var slot uint64
@@ -55,7 +55,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, stopFault(f)
 			}
 			if stale {
-				base = ^uint64(0)
+				base = pc + cpu.PageSize // look the page up again
 			}
 			continue
 		case opLogged:
@@ -94,7 +94,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			n++
 			pc = t
 			if t&1 != 0 {
-				base = ^uint64(0)
+				base = t + cpu.PageSize // the lookup raises the specification exception
 			}
 			if log != nil {
 				c.beginTaken(page, pc, n)
@@ -105,7 +105,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if in.m<<c.cc&8 != 0 {
 				pc = r[in.r2]
 				if pc&1 != 0 {
-					base = ^uint64(0)
+					base = pc + cpu.PageSize // as for br
 				}
 				if log != nil {
 					c.beginTaken(page, pc, n)
@@ -119,7 +119,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if in.m<<c.cc&8 != 0 {
 				pc = r[in.b] + r[in.r2] + uint64(in.imm)
 				if pc&1 != 0 {
-					base = ^uint64(0)
+					base = pc + cpu.PageSize // as for br
 				}
 				if log != nil {
 					c.beginTaken(page, pc, n)
@@ -151,7 +151,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			pc = t
 			if t&1 != 0 {
-				base = ^uint64(0)
+				base = t + cpu.PageSize // the lookup raises the specification exception
 			}
 			if log != nil {
 				c.beginTaken(page, pc, n)
@@ -200,7 +200,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if nz && (in.r2 != 0 || in.op == opBCT || in.op == opBCTG) {
 				pc = t
 				if t&1 != 0 {
-					base = ^uint64(0)
+					base = t + cpu.PageSize // as for br
 				}
 				if log != nil {
 					c.beginTaken(page, pc, n)
@@ -236,7 +236,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if in.m<<c.compareOperands(in)&8 != 0 {
 				pc = r[in.b] + uint64(in.imm)
 				if pc&1 != 0 {
-					base = ^uint64(0)
+					base = pc + cpu.PageSize // as for br
 				}
 				if log != nil {
 					c.beginTaken(page, pc, n)
