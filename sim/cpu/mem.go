@@ -23,6 +23,14 @@ const (
 	PageMask  = PageSize - 1
 )
 
+// TopPage is the base of the last page of the address space. A core that
+// must look its code page up before the next operation, at a pc it does
+// not know yet, takes it as its page base: only a pc in that page passes
+// the same-page test (pc - base < PageSize), and no user program fetches
+// code there. (The sentinel ^0 instead let the null page pass: a branch to
+// address 0 ran a slot of the stale page.)
+const TopPage = ^uint64(PageMask)
+
 // Perm is a set of page permissions.
 type Perm uint8
 

@@ -40,7 +40,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				c.exPending = false
 				in = &c.exInst
 				c.logExecuted(log, n, in, pc) // (the run just begun stays empty)
-				base = ^uint64(0)             // what follows the target begins a run
+				base = cpu.TopPage            // what follows the target begins a run
 				goto dispatch
 			}
 		}
@@ -269,7 +269,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				}
 			}
 			c.logExecuted(log, n, in, pc)
-			base = ^uint64(0) // what follows the target begins a run
+			base = cpu.TopPage // what follows the target begins a run (at a pc the target decides)
 			goto dispatch
 
 		// Register and immediate loads.
