@@ -464,8 +464,7 @@ func (t *Timing) summarised(blk *timingBlock, infos []OpInfo, pc uint64, more bo
 // summary fails: it makes the summary if there is none, or it is stale
 // or longer than the run; it times the operations from the summary if
 // their accesses hit and no wanted one is among them, else one by one.
-// It returns where the walk goes on, how many operations it timed and
-// the next wanted index.
+// It returns where the walk goes on and how many operations it timed.
 func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]OpInfo, uint64, int) {
 	blk, n := infos[0].blk, 0
 	if blk == nil || i+int(blk.n) > end || blk.gen != t.CodeGen {
@@ -486,9 +485,8 @@ func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after 
 
 // stepOps times the n operations of batch b from the i-th on (described
 // by infos[0] on, at pc) one by one; the run they are in ends at end,
-// after is the pc after it. It returns where the walk goes on and the
-// next wanted index. (Out of Run's loop: rare, and its variables would
-// crowd the registers there.)
+// after is the pc after it. It returns where the walk goes on. (Out of
+// Run's loop: rare, and its variables would crowd the registers there.)
 func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, after uint64) ([]OpInfo, uint64) {
 	for j := i; j < i+n; j++ {
 		in := &infos[0]
@@ -504,7 +502,7 @@ func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, aft
 			pre = &t.res[t.resNext]
 			t.resNext++
 		}
-		t.nextWant = t.step(&op, j, nj, t.want, t.out, t.nextWant, pre)
+		t.step(&op, j, nj, pre)
 	}
 	t.nres, t.resNext = 0, 0
 	return infos, pc
@@ -512,9 +510,9 @@ func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, aft
 
 // step times operation r, the batch's i-th (its successor is at next);
 // pre, if not nil, is its memory access, already made. The details of a
-// wanted operation go to out. It returns the next wanted index (past
-// every index: none).
-func (t *Timing) step(r *Retired, i int, next uint64, want []int, out []OpTiming, nextWant int, pre *memResult) int {
+// wanted operation go to t.out, and t.nextWant moves on (past every
+// index: none).
+func (t *Timing) step(r *Retired, i int, next uint64, pre *memResult) {
 	t.flush()
 	in := r.Info
 	dispatch := t.cycle
@@ -545,17 +543,16 @@ func (t *Timing) step(r *Retired, i int, next uint64, want []int, out []OpTiming
 		t.cycle = done + uint64(t.P.Mispred) // the pipeline refills behind the branch
 		t.refill += t.cycle - issue - 1
 	}
-	if i == nextWant {
+	if i == t.nextWant {
 		d.Dispatch, d.Issue, d.Complete = dispatch, issue, done
 		d.Events |= EvRetired
-		w := sort.SearchInts(want, i)
-		out[w] = d
-		nextWant = int(^uint(0) >> 1)
-		if w+1 < len(want) {
-			nextWant = want[w+1]
+		w := sort.SearchInts(t.want, i)
+		t.out[w] = d
+		t.nextWant = int(^uint(0) >> 1)
+		if w+1 < len(t.want) {
+			t.nextWant = t.want[w+1]
 		}
 	}
-	return nextWant
 }
 
 // memResult is the outcome of one data access.
