@@ -81,10 +81,15 @@ type timingBlock struct {
 	// as not taken: each then passes without a misprediction, and only
 	// its counter (0 or 1 before, 0 after) and the counts change.
 	condEnd bool
-	seen    uint8
-	long    *timingBlock
-	inner   []uint64
-	store   [blockStore]uint64
+	// cond: the closing branch is a conditional direct branch (a long
+	// form's too), at predictor index bpIdx: runBlock runs its predictor
+	// itself.
+	cond  bool
+	bpIdx uint64
+	seen  uint8
+	long  *timingBlock
+	inner []uint64
+	store [blockStore]uint64
 }
 
 // blockStore is the list entries a summary holds in place: most runs'
@@ -268,7 +273,9 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		if j == end-1 {
 			b.lastInfo, b.refill = in, lat+uint64(t.P.Mispred)-1
 			b.branch = in.Class == ClassBranch
-			b.condEnd = !through && innerBranch(in)
+			b.cond = innerBranch(in)
+			b.condEnd = !through && b.cond
+			b.bpIdx = t.bpIndex(pc + b.lastOff)
 		}
 		slot += infoSlots(in, shift)
 	}
@@ -443,7 +450,12 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 		t.Stats.Branches += uint64(len(b.inner))
 		t.Stats.NotTaken += uint64(len(b.inner))
 	}
-	if b.branch {
+	if b.cond {
+		if t.predictCond(b.bpIdx, next != pc+b.bytes) {
+			t.cycle += b.refill
+			t.refill += b.refill
+		}
+	} else if b.branch {
 		if t.predict(b.lastInfo, pc+b.lastOff, next) {
 			t.cycle += b.refill
 			t.refill += b.refill

@@ -616,14 +616,17 @@ func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
 }
 
 // predict runs the predictors and counts the branch described by in at
-// pc, whose successor is at next; it reports a misprediction. The predictors: a bimodal table for
-// conditional branches, a direct-mapped target buffer for indirect
-// branches (non-returns), a return stack. (One function: it runs once
-// per timed run.)
+// pc, whose successor is at next; it reports a misprediction. The
+// predictors: a bimodal table for conditional branches (predictCond), a
+// direct-mapped target buffer for indirect branches (non-returns), a
+// return stack.
 func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
-	t.Stats.Branches++
 	fall := pc + uint64(in.Size)
 	taken := next != fall
+	if in.Flags&(OpReturn|OpIndirect|OpConditional) == OpConditional {
+		return t.predictCond(t.bpIndex(pc), taken)
+	}
+	t.Stats.Branches++
 	if !taken && in.Flags&OpConditional != 0 {
 		t.Stats.NotTaken++
 	}
@@ -644,17 +647,27 @@ func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
 		e := &t.btb[(pc>>(t.PCShift&63))&uint64(len(t.btb)-1)]
 		miss = e.pc != pc || e.target != next // a branch the buffer does not hold mispredicts
 		e.pc, e.target = pc, next
-	case in.Flags&OpConditional != 0:
-		i := t.bpIndex(pc)
-		c := t.bp[i]
-		miss = c >= 2 != taken
-		if taken && c < 3 {
-			t.bp[i]++
-		} else if !taken && c > 0 {
-			t.bp[i]--
-		}
 	case in.Flags&OpLink != 0:
 		t.push(fall)
+	}
+	if miss {
+		t.Stats.Mispredicts++
+	}
+	return miss
+}
+
+// predictCond runs the bimodal predictor for a conditional direct branch
+// at predictor index i, taken or not, and counts it; it reports a
+// misprediction.
+func (t *Timing) predictCond(i uint64, taken bool) bool {
+	t.Stats.Branches++
+	c := &t.bp[i&uint64(len(t.bp)-1)]
+	miss := *c >= 2 != taken
+	if taken {
+		*c = min(*c+1, 3)
+	} else {
+		t.Stats.NotTaken++
+		*c = max(*c, 1) - 1
 	}
 	if miss {
 		t.Stats.Mispredicts++
