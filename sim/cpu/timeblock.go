@@ -125,17 +125,11 @@ func (e *expr) raise(k int, off int64) {
 	e.v[k] = max(e.v[k], off)
 }
 
-// set makes e a copy of f.
-func (e *expr) set(f *expr) {
-	e.n = f.n
-	copy(e.v[:f.n], f.v[:f.n])
-}
-
-// maxWith makes e the maximum of e and f.
-func (e *expr) maxWith(f *expr) {
+// maxWith makes e the maximum of e and f plus d.
+func (e *expr) maxWith(f *expr, d int64) {
 	for k := 0; k < f.n; k++ {
 		if f.v[k] >= 0 {
-			e.raise(k, f.v[k])
+			e.raise(k, f.v[k]+d)
 		}
 	}
 }
@@ -153,9 +147,13 @@ func (e *expr) plus(f *expr, k int64) {
 
 // summariser is the reused working state of buildBlock.
 type summariser struct {
-	exprs   [3*maxBlock + 1]expr // the issue, ready and next-cycle expressions of each operation
-	used    int
-	regExpr [256]int16 // register -> 1 + index in exprs of its ready expression (0: not written)
+	exprs [maxBlock]expr // the issue expression of each operation
+	used  int
+	// regExpr is, by register, 1 + the index in exprs of the issue
+	// expression of its last writer (0: not written), regLat that
+	// writer's latency: the register is ready at the expression plus it.
+	regExpr [256]int16
+	regLat  [256]int64
 	inputOf [256]uint8 // register -> its input index (0: not read before written)
 	inRegs  []uint8    // the inputs' registers, by index-1
 	written []uint8
@@ -221,8 +219,6 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 	b := &timingBlock{n: int32(end), gen: t.CodeGen, bytes: bytes, lastOff: lastOff, slots: slot + infoSlots(&infos[slot], shift)}
 	sm := t.sum
 	sm.reset()
-	cycle := sm.alloc()
-	cycle.v[0], cycle.n = 0, 1
 	var issue *expr
 	slot = 0
 	off := uint64(0)
@@ -232,16 +228,22 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 			sm.inner = append(sm.inner, t.bpIndex(pc+off))
 		}
 		off += uint64(in.Size)
-		issue = sm.alloc()
-		issue.set(cycle)
-		slack := uint64(cycle.v[0])
+		// dispatch: the cycle after the last issue (C for the first)
+		next := sm.alloc()
+		if issue == nil {
+			next.v[0], next.n = 0, 1
+		} else {
+			next.plus(issue, 1)
+		}
+		issue = next
+		slack := uint64(issue.v[0])
 		for k := 0; k < 4; k++ {
 			r := in.SrcReg(k)
 			if r == RegNone {
 				continue
 			}
 			if x := sm.regExpr[r]; x != 0 {
-				issue.maxWith(&sm.exprs[x-1])
+				issue.maxWith(&sm.exprs[x-1], sm.regLat[r])
 				continue
 			}
 			if sm.inputOf[r] == 0 {
@@ -255,18 +257,14 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 			issue.raise(int(sm.inputOf[r]), 0)
 		}
 		lat := t.staticLat(in)
-		done := sm.alloc()
-		done.plus(issue, int64(lat))
 		for d := 0; d < 3; d++ {
 			if r := in.DstReg(d); r != regSink {
 				if sm.regExpr[r] == 0 {
 					sm.written = append(sm.written, r)
 				}
-				sm.regExpr[r] = int16(sm.used) // done is the last allocated
+				sm.regExpr[r], sm.regLat[r] = int16(sm.used), int64(lat) // issue is the last allocated
 			}
 		}
-		cycle = sm.alloc()
-		cycle.plus(issue, 1)
 		if in.Access != 0 {
 			sm.mem = append(sm.mem, uint64(slot)<<8|uint64(j))
 		}
@@ -279,26 +277,27 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		}
 		slot += infoSlots(in, shift)
 	}
-	// terms appends e's register terms to sm.terms, returning its C offset.
-	terms := func(e *expr) uint64 {
+	// terms appends the register terms of e plus d to sm.terms,
+	// returning its C offset.
+	terms := func(e *expr, d int64) uint64 {
 		for k := 1; k < e.n; k++ {
 			if e.v[k] >= 0 {
-				sm.terms = append(sm.terms, uint64(e.v[k])<<8|uint64(sm.inRegs[k-1]))
+				sm.terms = append(sm.terms, uint64(e.v[k]+d)<<8|uint64(sm.inRegs[k-1]))
 			}
 		}
-		return uint64(e.v[0]) // every expression holds C: cycles only grow from it
+		return uint64(e.v[0] + d) // every expression holds C: cycles only grow from it
 	}
-	b.issueC = terms(issue)
+	b.issueC = terms(issue, 0)
 	nIssue := len(sm.terms) // the issue terms lead sm.terms
 	slices.Sort(sm.written)
 	for _, r := range sm.written {
-		c := terms(&sm.exprs[sm.regExpr[r]-1])
+		c := terms(&sm.exprs[sm.regExpr[r]-1], sm.regLat[r])
 		sm.ends = append(sm.ends, uint64(len(sm.terms)-nIssue))
 		sm.static = append(sm.static, c<<8|uint64(r))
 	}
 	b.again = true
 	for _, tm := range sm.in {
-		if x := sm.regExpr[uint8(tm)]; x != 0 && uint64(sm.exprs[x-1].v[0]) > b.issueC+1+tm>>8 {
+		if r := uint8(tm); sm.regExpr[r] != 0 && uint64(sm.exprs[sm.regExpr[r]-1].v[0]+sm.regLat[r]) > b.issueC+1+tm>>8 {
 			b.again = false
 		}
 	}
