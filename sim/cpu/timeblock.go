@@ -42,9 +42,8 @@ type timingBlock struct {
 	slots    int     // its length in Infos entries
 	issueC   uint64  // issue(last) = max(C + issueC, issue terms)
 	// The lists below are packed as offset<<8 | register (mem: slot<<8
-	// | op). They share one backing array: store when they fit, else an
-	// allocation of their own, so a summary is one or two allocations
-	// and its lists sit together.
+	// | op). They sit together in the summariser's list slab (see
+	// summariser.take).
 	issue []uint64
 	// in lists the registers read before written, each with the static
 	// issue offset of its first reader: if every one is ready by then,
@@ -89,12 +88,7 @@ type timingBlock struct {
 	seen  uint8
 	long  *timingBlock
 	inner []uint64
-	store [blockStore]uint64
 }
-
-// blockStore is the list entries a summary holds in place: most runs'
-// lists fit.
-const blockStore = 24
 
 // noInput is a summary's firstIn when it reads no register before
 // writing it: later than any horizon, without overflowing an add.
@@ -159,6 +153,40 @@ type summariser struct {
 	written []uint8
 	// the summary's lists while they grow (copied out at the end)
 	in, static, tail, ends, terms, mem, inner []uint64
+	// Summaries and their lists come from these slabs, a slab's worth
+	// at a time: one allocation per summary cost more than making it.
+	blocks []timingBlock
+	lists  []uint64
+}
+
+// Slab sizes (summaries, list entries).
+const (
+	blockSlab = 32
+	listSlab  = 2048
+)
+
+// newBlock returns a zeroed summary; it stays the summariser's until
+// kept (a summary given up is made again in its place).
+func (s *summariser) newBlock() *timingBlock {
+	if len(s.blocks) == 0 {
+		s.blocks = make([]timingBlock, blockSlab)
+	}
+	b := &s.blocks[0]
+	*b = timingBlock{}
+	return b
+}
+
+// keep hands out the summary newBlock returned last.
+func (s *summariser) keep() { s.blocks = s.blocks[1:] }
+
+// take returns room for n list entries.
+func (s *summariser) take(n int) []uint64 {
+	if len(s.lists) < n {
+		s.lists = make([]uint64, max(n, listSlab))
+	}
+	buf := s.lists[:n:n]
+	s.lists = s.lists[n:]
+	return buf
 }
 
 func (s *summariser) alloc() *expr {
@@ -216,8 +244,9 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 	if end < 0 {
 		return nil, avail
 	}
-	b := &timingBlock{n: int32(end), gen: t.CodeGen, bytes: bytes, lastOff: lastOff, slots: slot + infoSlots(&infos[slot], shift)}
 	sm := t.sum
+	b := sm.newBlock()
+	b.n, b.gen, b.bytes, b.lastOff, b.slots = int32(end), t.CodeGen, bytes, lastOff, slot+infoSlots(&infos[slot], shift)
 	sm.reset()
 	var issue *expr
 	slot = 0
@@ -307,10 +336,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		}
 		b.maxOff = max(b.maxOff, o>>8)
 	}
-	buf := b.store[:]
-	if n := len(sm.in) + len(sm.static) + len(sm.tail) + len(sm.ends) + len(sm.terms) + len(sm.mem) + len(sm.inner); n > len(buf) {
-		buf = make([]uint64, n)
-	}
+	buf := sm.take(len(sm.in) + len(sm.static) + len(sm.tail) + len(sm.ends) + len(sm.terms) + len(sm.mem) + len(sm.inner))
 	// carve copies list to buf's next entries and returns them there.
 	carve := func(list []uint64) []uint64 {
 		n := copy(buf, list)
@@ -325,6 +351,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 	}
 	b.issue, b.terms, b.mem = carve(sm.terms[:nIssue]), carve(sm.terms[nIssue:]), carve(sm.mem)
 	b.inner = carve(sm.inner)
+	sm.keep()
 	return b, 0
 }
 
