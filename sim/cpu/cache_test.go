@@ -74,3 +74,73 @@ func TestCacheLRU(t *testing.T) {
 		}
 	}
 }
+
+// fifoTLB is the textbook first-in first-out TLB the model's must match:
+// each set a queue of pages, oldest first.
+type fifoTLB struct {
+	sets      [][]uint64
+	ways      int
+	pageShift uint
+}
+
+func (f *fifoTLB) holds(addr uint64) bool {
+	page := addr >> f.pageShift
+	return slices.Contains(f.sets[int(page)%len(f.sets)], page)
+}
+
+func (f *fifoTLB) access(addr uint64) bool {
+	if f.holds(addr) {
+		return true
+	}
+	page := addr >> f.pageShift
+	set := &f.sets[int(page)%len(f.sets)]
+	if len(*set) == f.ways {
+		*set = (*set)[1:]
+	}
+	*set = append(*set, page)
+	return false
+}
+
+// TestTLBFIFO drives the TLB and the textbook model with the same
+// addresses and compares every outcome, as TestCacheLRU does; pages that
+// share a slot of the held filter (heldSize apart) are common, so the
+// filter's entries are replaced and evicted under the scan.
+func TestTLBFIFO(t *testing.T) {
+	for _, cfg := range []CacheConfig{{48 * 4096, 48, 4096, 1}, {8 * 4096, 8, 4096, 2}, {64 * 4096, 4, 4096, 1}, {4 * 4096, 1, 4096, 1}} {
+		tl := newTLB(cfg)
+		ref := &fifoTLB{sets: make([][]uint64, tl.setMask+1), ways: cfg.Ways, pageShift: tl.pageShift}
+		rng := rand.New(rand.NewSource(1))
+		pages := uint64(cfg.Size/cfg.Line) * 3 / 2
+		hits, misses := 0, 0
+		for i := 0; i < 30000; i++ {
+			page := rng.Uint64() % pages
+			switch i % 4 {
+			case 0:
+				page %= pages / 4 // a hot part
+			case 1:
+				page = page%4*heldSize + 7 // filter slot 7
+			}
+			addr := page<<12 | rng.Uint64()&0xfff
+			var got, want bool
+			if i%3 == 1 {
+				got, want = tl.lookup(addr), ref.holds(addr)
+				if fast := tl.holds(addr); fast && !want {
+					t.Fatalf("%+v: probe %d (%#x): the filter holds a page the TLB does not", cfg, i, addr)
+				}
+			} else {
+				got, want = tl.access(addr), ref.access(addr)
+			}
+			if got != want {
+				t.Fatalf("%+v: probe %d (%#x): hit %v, textbook FIFO says %v", cfg, i, addr, got, want)
+			}
+			if got {
+				hits++
+			} else {
+				misses++
+			}
+		}
+		if hits < 1000 || misses < 1000 {
+			t.Fatalf("%+v: %d hits, %d misses: the test exercises too little", cfg, hits, misses)
+		}
+	}
+}

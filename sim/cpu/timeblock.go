@@ -395,8 +395,8 @@ func (t *Timing) predicted(l *timingBlock) bool {
 
 // blockAccesses makes the data accesses of a run (summarised by b, its
 // operations described by infos[0] on, its values vals) from b.mem[from]
-// on, the ones before having hit the most recently used TLB entry and
-// L1D line of their set (Run checks that inline). It reports whether all
+// on, the ones before having hit the TLB and the most recently used L1D
+// line of their set (Run checks that inline). It reports whether all
 // hit the TLB and the L1D; if not, the results wait in t.res for the
 // operation-by-operation path. Accesses that hit are counted once per
 // run.

@@ -244,6 +244,73 @@ func (c *cache) lookup(addr uint64) bool {
 	return false
 }
 
+// tlb is the data TLB: set-associative (the presets' are fully
+// associative) with first-in first-out replacement, so a hit changes
+// nothing and the entries' order never matters (the model's choice; with
+// least-recently-used replacement, a program walking two pages turn
+// about would move an entry at every other access).
+//
+// held is a filter in front of the set scan: held[page%heldSize] is
+// page+1 for pages known to be held (set by a fill or a scan that found
+// the page, cleared when the page is replaced).
+type tlb struct {
+	ways, setMask int
+	pageShift     uint
+	tags          []uint64 // sets*ways, page+1 (0: empty)
+	next          []int    // per set: the way its next fill replaces (the oldest)
+	held          [heldSize]uint64
+}
+
+// heldSize is the size of tlb.held (a power of two).
+const heldSize = 64
+
+func newTLB(c CacheConfig) *tlb {
+	shape := newCache(c) // the same sets and shift
+	return &tlb{ways: shape.ways, setMask: shape.setMask, pageShift: shape.lineShift, tags: shape.tags, next: make([]int, shape.setMask+1)}
+}
+
+// holds reports whether the TLB is known to hold addr's page (lookup's
+// inlined fast path: false may still be a hit).
+func (t *tlb) holds(addr uint64) bool {
+	page := addr >> (t.pageShift & 63)
+	return t.held[page&(heldSize-1)] == page+1
+}
+
+// lookup reports whether addr's page is in the TLB (without counting an
+// access).
+func (t *tlb) lookup(addr uint64) bool {
+	if t.holds(addr) {
+		return true
+	}
+	page := addr >> (t.pageShift & 63)
+	s := int(page) & t.setMask
+	for _, tag := range t.tags[s*t.ways : (s+1)*t.ways] {
+		if tag == page+1 {
+			t.held[page&(heldSize-1)] = page + 1
+			return true
+		}
+	}
+	return false
+}
+
+// access looks addr's page up, filling it over the set's oldest entry on
+// a miss; it reports a hit.
+func (t *tlb) access(addr uint64) bool {
+	if t.lookup(addr) {
+		return true
+	}
+	page := addr >> (t.pageShift & 63)
+	s := int(page) & t.setMask
+	w := &t.tags[s*t.ways+t.next[s]]
+	if old := *w; old != 0 && t.held[(old-1)&(heldSize-1)] == old {
+		t.held[(old-1)&(heldSize-1)] = 0
+	}
+	*w = page + 1
+	t.held[page&(heldSize-1)] = page + 1
+	t.next[s] = (t.next[s] + 1) % t.ways
+	return false
+}
+
 // Data sources in the Neoverse encoding perf decodes.
 const (
 	DSL1D  = 0x0
@@ -289,17 +356,18 @@ type TimingStats struct {
 
 // Timing is the timing model state.
 type Timing struct {
-	P        *CPUPreset
-	cycle    uint64
-	ready    [256]uint64 // cycle a register's value is available
-	l1, l2   *cache
-	llc, tlb *cache
-	bp       []uint8         // 2-bit counters
-	btb      []btbEntry      // direct mapped by pc>>PCShift
-	ras      [rasSize]uint64 // return stack: a ring, top at ras[rasTop]
-	rasTop   uint8
-	rasN     uint8 // entries held (the oldest is overwritten when full)
-	Stats    TimingStats
+	P      *CPUPreset
+	cycle  uint64
+	ready  [256]uint64 // cycle a register's value is available
+	l1, l2 *cache
+	llc    *cache
+	tlb    *tlb
+	bp     []uint8         // 2-bit counters
+	btb    []btbEntry      // direct mapped by pc>>PCShift
+	ras    [rasSize]uint64 // return stack: a ring, top at ras[rasTop]
+	rasTop uint8
+	rasN   uint8 // entries held (the oldest is overwritten when full)
+	Stats  TimingStats
 	// NoBlocks times every operation on its own (for tests: the block
 	// summaries must give the same cycles).
 	NoBlocks bool
@@ -316,10 +384,10 @@ type Timing struct {
 
 	res [maxBlock]memResult // a run's accesses, made before its timing
 	// hot holds lines (in the smaller of the L1D line and the page),
-	// each +1 at index line%hotLines, whose accesses hit the most
-	// recently used TLB entry and L1D line of their set: true while
-	// only such accesses are made (an access that moves or fills an
-	// entry empties it).
+	// each +1 at index line%hotLines, whose accesses hit the TLB and the
+	// most recently used L1D line of their set: true while only such
+	// accesses are made (an access that moves or fills an entry empties
+	// it).
 	hot [hotLines]uint64
 	// Run's wanted operations, their details and the next wanted index
 	// (past every index: none), for its operation-by-operation path.
@@ -341,7 +409,7 @@ type Timing struct {
 
 // NewTiming returns a cold model of preset p.
 func NewTiming(p *CPUPreset) *Timing {
-	return &Timing{P: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newCache(p.TLB),
+	return &Timing{P: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newTLB(p.TLB),
 		bp: make([]uint8, 1<<p.BPBits), btb: make([]btbEntry, 1<<p.BTBBits), PCShift: 2, sum: &summariser{}}
 }
 
@@ -368,7 +436,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 		limit = 0
 	}
 	tlb, l1 := t.tlb, t.l1
-	lineShift := min(tlb.lineShift, l1.lineShift) & 63
+	lineShift := min(tlb.pageShift, l1.lineShift) & 63
 	for r := range b.Runs {
 		run := &b.Runs[r]
 		end, after := b.end(r), next // after: the pc after the run
@@ -391,18 +459,18 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				blk = l
 			}
 			n := int(blk.n)
-			// An access to the most recently used TLB entry and L1D line
-			// of its set (the common case) hits without changing either;
-			// from the first other one on, blockAccesses makes them in
-			// full. (Inline: a call per run costs.) A line in t.hot
-			// needs no look.
+			// An access to a page the TLB is known to hold and to the
+			// most recently used L1D line of its set (the common case)
+			// hits without changing either; from the first other one
+			// on, blockAccesses makes them in full. (Inline: a call per
+			// run costs.) A line in t.hot needs no look.
 			k := 0
 			for ; k < len(blk.mem); k++ {
 				line := b.Vals[i+int(memOp(blk.mem[k]))] >> lineShift
 				if t.hot[line&(hotLines-1)] == line+1 {
 					continue
 				}
-				if !tlb.hitMRU(line<<lineShift) || !l1.hitMRU(line<<lineShift) {
+				if !tlb.holds(line<<lineShift) || !l1.hitMRU(line<<lineShift) {
 					break
 				}
 				t.hot[line&(hotLines-1)] = line + 1
