@@ -104,38 +104,45 @@ const maxInputs = 48
 
 // expr is a max-plus expression during summarising: v[0] is the offset
 // from C, v[k] the offset from the ready cycle of the k-th register read
-// before written; -1 (and every index from n on) is absent.
+// before written; a negative entry (and every index from n on) is
+// absent. Absent entries hold absent: far enough below zero that adding
+// offsets keeps them negative, so the loops below need no branches.
 type expr struct {
 	v [maxInputs + 1]int64
 	n int
 }
 
+// absent is an expr entry for an input that does not reach it.
+const absent = -1 << 40
+
+// grow makes entries up to n present in v (as absent).
+func (e *expr) grow(n int) {
+	for ; e.n < n; e.n++ {
+		e.v[e.n] = absent
+	}
+}
+
 // raise makes input k at least off.
 func (e *expr) raise(k int, off int64) {
-	for e.n <= k {
-		e.v[e.n] = -1
-		e.n++
-	}
+	e.grow(k + 1)
 	e.v[k] = max(e.v[k], off)
 }
 
 // maxWith makes e the maximum of e and f plus d.
 func (e *expr) maxWith(f *expr, d int64) {
-	for k := 0; k < f.n; k++ {
-		if f.v[k] >= 0 {
-			e.raise(k, f.v[k]+d)
-		}
+	e.grow(f.n)
+	w := e.v[:f.n]
+	for k, v := range f.v[:len(w)] {
+		w[k] = max(w[k], v+d)
 	}
 }
 
-// plus sets e to f plus k.
-func (e *expr) plus(f *expr, k int64) {
+// plus sets e to f plus d.
+func (e *expr) plus(f *expr, d int64) {
 	e.n = f.n
-	for i, v := range f.v[:f.n] {
-		e.v[i] = -1
-		if v >= 0 {
-			e.v[i] = v + k
-		}
+	w := e.v[:f.n]
+	for k, v := range f.v[:len(w)] {
+		w[k] = v + d
 	}
 }
 
