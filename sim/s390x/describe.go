@@ -459,9 +459,10 @@ func (c *Core) condHolds(in *inst) bool { return c.cond(in.m) }
 
 // loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
 // of op o inside o's own case, where the address is in a register anyway:
-// the hot loads, stores, calls and register loads on condition. Every
-// other op that logs one goes through dynamicEA before it executes
-// (its slot is marked opLogged).
+// the hot loads and stores (relative ones too), calls and returns, loads
+// and stores on condition, and the storage-immediate and
+// storage-to-storage operations. Every other op that logs one goes
+// through dynamicEA before it executes (its slot is marked opLogged).
 func loggedInCase(o op) bool {
 	switch o {
 	case opL, opLY, opLT, opLG, opLTG, opLGF, opLTGF, opST, opSTY, opSTG, opLMG, opSTMG,
@@ -471,7 +472,10 @@ func loggedInCase(o op) bool {
 		opN, opNY, opO, opOY, opX, opXY, opMS, opMSY, opMH, opMHY, opC, opCY, opCH, opCHY, opCL, opCLY,
 		opAG, opAGF, opSG, opSGF, opALG, opALGF, opSLG, opSLGF, opALCG, opSLBG,
 		opNG, opOG, opXG, opMSG, opMSGF, opCG, opCGF, opCGH, opCLG, opCLGF,
-		opBRAS, opBRASL, opBR, opBASR, opBAS, opLOCR, opLOCGR, opLOCHI, opLOCGHI:
+		opBRAS, opBRASL, opBR, opBASR, opBAS, opLOCR, opLOCGR, opLOCHI, opLOCGHI,
+		opBCR, opLGRL, opLRL, opLGFRL, opLLGFRL, opLHRL, opLGHRL, opLLHRL, opLLGHRL, opSTRL, opSTGRL, opSTHRL,
+		opLOC, opLOCG, opSTOC, opSTOCG, opMVHHI, opMVHI, opMVGHI, opMVC, opXC, opNC, opOC, opCLC,
+		opASI, opALSI, opAGSI, opALGSI, opCLM, opCLMY:
 		return true
 	}
 	return false

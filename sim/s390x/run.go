@@ -101,6 +101,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			continue
 		case opBCR:
+			c.vals[n&cpu.ValMask] = r[15]
 			n++
 			if in.m<<c.cc&8 != 0 {
 				pc = r[in.r2]
@@ -473,12 +474,14 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			r[in.r1] = r[in.r1]&^0xffff | uint64(bits.ReverseBytes16(v))
 		case opLGRL:
+			c.vals[n&cpu.ValMask] = pc + uint64(in.imm)
 			v, ok := mem.Load64BE(pc + uint64(in.imm))
 			if !ok {
 				goto fault
 			}
 			r[in.r1] = v
 		case opLRL, opLGFRL, opLLGFRL:
+			c.vals[n&cpu.ValMask] = pc + uint64(in.imm)
 			v, ok := mem.Load32BE(pc + uint64(in.imm))
 			if !ok {
 				goto fault
@@ -492,6 +495,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				r[in.r1] = uint64(v)
 			}
 		case opLHRL, opLGHRL, opLLHRL, opLLGHRL:
+			c.vals[n&cpu.ValMask] = pc + uint64(in.imm)
 			v, ok := mem.Load16BE(pc + uint64(in.imm))
 			if !ok {
 				goto fault
@@ -570,14 +574,17 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				goto fault
 			}
 		case opSTRL:
+			c.vals[n&cpu.ValMask] = pc + uint64(in.imm)
 			if !mem.Store32BE(pc+uint64(in.imm), uint32(r[in.r1])) {
 				goto fault
 			}
 		case opSTGRL:
+			c.vals[n&cpu.ValMask] = pc + uint64(in.imm)
 			if !mem.Store64BE(pc+uint64(in.imm), r[in.r1]) {
 				goto fault
 			}
 		case opSTHRL:
+			c.vals[n&cpu.ValMask] = pc + uint64(in.imm)
 			if !mem.Store16BE(pc+uint64(in.imm), uint16(r[in.r1])) {
 				goto fault
 			}
@@ -609,18 +616,22 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				goto fault
 			}
 		case opMVHHI:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm&0xfff)
 			if !mem.Store16BE(r[in.b]+uint64(in.imm&0xfff), uint16(in.imm>>16)) {
 				goto fault
 			}
 		case opMVHI:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm&0xfff)
 			if !mem.Store32BE(r[in.b]+uint64(in.imm&0xfff), uint32(in.imm>>16)) {
 				goto fault
 			}
 		case opMVGHI:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm&0xfff)
 			if !mem.Store64BE(r[in.b]+uint64(in.imm&0xfff), uint64(in.imm>>16)) {
 				goto fault
 			}
 		case opMVC, opXC, opNC, opOC, opCLC:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm&0xfff)
 			if !c.storageToStorage(in) {
 				goto fault
 			}
@@ -643,6 +654,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				r[in.r1] = uint64(in.imm)
 			}
 		case opLOC:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm)
 			if in.m<<c.cc&8 != 0 {
 				v, ok := mem.Load32BE(r[in.b] + uint64(in.imm))
 				if !ok {
@@ -651,6 +663,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				lo32(&r[in.r1], v)
 			}
 		case opLOCG:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm)
 			if in.m<<c.cc&8 != 0 {
 				v, ok := mem.Load64BE(r[in.b] + uint64(in.imm))
 				if !ok {
@@ -659,10 +672,12 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				r[in.r1] = v
 			}
 		case opSTOC:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm)
 			if in.m<<c.cc&8 != 0 && !mem.Store32BE(r[in.b]+uint64(in.imm), uint32(r[in.r1])) {
 				goto fault
 			}
 		case opSTOCG:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm)
 			if in.m<<c.cc&8 != 0 && !mem.Store64BE(r[in.b]+uint64(in.imm), r[in.r1]) {
 				goto fault
 			}
@@ -910,6 +925,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 
 		// Add immediate to storage, interlocked updates.
 		case opASI, opALSI, opAGSI, opALGSI:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm)
 			if !c.addStorage(in) {
 				goto fault
 			}
@@ -950,6 +966,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			c.cc = ccCompareU(uint64(v), uint64(in.m))
 		case opCLM, opCLMY:
+			c.vals[n&cpu.ValMask] = r[in.b] + uint64(in.imm)
 			if !c.compareChars(in) {
 				goto fault
 			}
