@@ -443,12 +443,18 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 		if r+1 < len(b.Runs) {
 			after = b.Runs[r+1].PC
 		}
-		infos, pc := run.Infos, run.PC
+		// The walk is at run.Infos[slot] (a slot, not a slice: fewer
+		// values to keep in registers).
+		slot, pc := 0, run.PC
 		for i := int(run.Start); i < end; {
-			blk := infos[0].blk
+			blk := run.Infos[slot].blk
 			if blk == nil || i+int(blk.n) > min(end, limit) || blk.gen != t.CodeGen {
 				var n int
-				infos, pc, n = t.slowRun(b, infos, pc, i, end, after, r+1 == len(b.Runs)) // the batch may end inside the last run
+				var infos []OpInfo
+				// (the batch may end inside the last run; slowRun returns
+				// a suffix of the Infos)
+				infos, pc, n = t.slowRun(b, run.Infos[slot:], pc, i, end, after, r+1 == len(b.Runs))
+				slot = len(run.Infos) - len(infos)
 				if !t.NoBlocks {
 					limit = t.nextWant
 				}
@@ -476,8 +482,10 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				t.hot[line&(hotLines-1)] = line + 1
 			}
 			if k < len(blk.mem) {
-				if !t.blockAccesses(infos, b.Vals[i:i+n], blk, k) { // it counts the ones before k
-					infos, pc = t.stepOps(b, infos, pc, i, n, end, after)
+				if !t.blockAccesses(run.Infos[slot:], b.Vals[i:i+n], blk, k) { // it counts the ones before k
+					var infos []OpInfo
+					infos, pc = t.stepOps(b, run.Infos[slot:], pc, i, n, end, after)
+					slot = len(run.Infos) - len(infos)
 					if !t.NoBlocks {
 						limit = t.nextWant
 					}
@@ -496,10 +504,10 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			t.runBlock(blk, pc, nx)
 			if i+n < end {
 				if blk.condEnd && blk.long == nil {
-					t.extend(blk, infos, pc, end-i, r+1 == len(b.Runs), b.Shift)
+					t.extend(blk, run.Infos[slot:], pc, end-i, r+1 == len(b.Runs), b.Shift)
 				}
 				pc += blk.bytes
-				infos = infos[blk.slots:]
+				slot += blk.slots
 			}
 			i += n
 		}
