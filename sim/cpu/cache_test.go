@@ -45,7 +45,7 @@ func TestCacheLRU(t *testing.T) {
 		}
 		rng := rand.New(rand.NewSource(1))
 		span := uint64(cfg.Size) * 3 / 2
-		hits, misses := 0, 0
+		tally := probes{cfg: cfg, model: "LRU"}
 		for i := 0; i < 30000; i++ {
 			addr := rng.Uint64() % span
 			if i%3 == 0 {
@@ -60,18 +60,9 @@ func TestCacheLRU(t *testing.T) {
 			} else {
 				got, want = c.access(addr), ref.access(addr)
 			}
-			if got != want {
-				t.Fatalf("%+v: probe %d (%#x): hit %v, textbook LRU says %v", cfg, i, addr, got, want)
-			}
-			if got {
-				hits++
-			} else {
-				misses++
-			}
+			tally.check(t, i, addr, got, want)
 		}
-		if hits < 1000 || misses < 1000 {
-			t.Fatalf("%+v: %d hits, %d misses: the test exercises too little", cfg, hits, misses)
-		}
+		tally.enough(t)
 	}
 }
 
@@ -111,7 +102,7 @@ func TestTLBFIFO(t *testing.T) {
 		ref := &fifoTLB{sets: make([][]uint64, tl.setMask+1), ways: cfg.Ways, pageShift: tl.pageShift}
 		rng := rand.New(rand.NewSource(1))
 		pages := uint64(cfg.Size/cfg.Line) * 3 / 2
-		hits, misses := 0, 0
+		tally := probes{cfg: cfg, model: "FIFO"}
 		for i := 0; i < 30000; i++ {
 			page := rng.Uint64() % pages
 			switch i % 4 {
@@ -130,17 +121,36 @@ func TestTLBFIFO(t *testing.T) {
 			} else {
 				got, want = tl.access(addr), ref.access(addr)
 			}
-			if got != want {
-				t.Fatalf("%+v: probe %d (%#x): hit %v, textbook FIFO says %v", cfg, i, addr, got, want)
-			}
-			if got {
-				hits++
-			} else {
-				misses++
-			}
+			tally.check(t, i, addr, got, want)
 		}
-		if hits < 1000 || misses < 1000 {
-			t.Fatalf("%+v: %d hits, %d misses: the test exercises too little", cfg, hits, misses)
-		}
+		tally.enough(t)
+	}
+}
+
+// probes counts a replacement test's outcomes and fails it at the first
+// that differs from the textbook model's.
+type probes struct {
+	cfg          CacheConfig
+	model        string
+	hits, misses int
+}
+
+func (p *probes) check(t *testing.T, i int, addr uint64, got, want bool) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("%+v: probe %d (%#x): hit %v, textbook %s says %v", p.cfg, i, addr, got, p.model, want)
+	}
+	if got {
+		p.hits++
+	} else {
+		p.misses++
+	}
+}
+
+// enough fails the test if it saw too few hits or misses to mean much.
+func (p *probes) enough(t *testing.T) {
+	t.Helper()
+	if p.hits < 1000 || p.misses < 1000 {
+		t.Fatalf("%+v: %d hits, %d misses: the test exercises too little", p.cfg, p.hits, p.misses)
 	}
 }
