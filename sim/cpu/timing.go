@@ -484,7 +484,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			if k < len(blk.mem) {
 				if !t.blockAccesses(run.Infos[slot:], b.Vals[i:i+n], blk, k) { // it counts the ones before k
 					var infos []OpInfo
-					infos, pc = t.stepOps(b, run.Infos[slot:], pc, i, n, end, after)
+					infos, pc = t.missedRun(b, run.Infos[slot:], pc, blk, i, end, after)
 					slot = len(run.Infos) - len(infos)
 					if !t.NoBlocks {
 						limit = t.nextWant
@@ -584,6 +584,50 @@ func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, aft
 	return infos, pc
 }
 
+// missedRun times a summarised run, blk at pc (the batch's i-th
+// operation on, described by infos[0] on, in a run that ends at end,
+// after is the pc after it), whose accesses, made and waiting in t.res,
+// did not all hit: operation by operation, as step would, less what only
+// a wanted operation needs (there is none before Run's limit). It returns
+// where the walk goes on, as stepOps does.
+func (t *Timing) missedRun(b *Batch, infos []OpInfo, pc uint64, blk *timingBlock, i, end int, after uint64) ([]OpInfo, uint64) {
+	t.flush()
+	p := t.P
+	last := i+int(blk.n) == end // the run ends with blk
+	next := pc + blk.bytes      // the pc after blk
+	if last {
+		next = after
+	}
+	ins, at, res := infos, pc, t.res[:t.nres]
+	for j := int32(0); j < blk.n; j++ {
+		in := &ins[0]
+		lat := uint64(p.Lat[in.Unit&(numUnits-1)])
+		if in.Access != 0 {
+			lat += res[0].lat
+			res = res[1:]
+		}
+		issue, done := t.schedule(in, lat)
+		fall := at + uint64(in.Size)
+		if in.Class == ClassBranch {
+			nx := fall
+			if j == blk.n-1 {
+				nx = next
+			}
+			if t.predict(in, at, nx) {
+				t.refillAfter(issue, done)
+			}
+		}
+		if j < blk.n-1 {
+			at, ins = fall, ins[b.step(in):]
+		}
+	}
+	t.nres, t.resNext = 0, 0
+	if last { // (a run's Infos may end with its last operation's entry)
+		return infos, pc + blk.bytes
+	}
+	return infos[blk.slots:], pc + blk.bytes
+}
+
 // step times operation r, the batch's i-th (its successor is at next);
 // pre, if not nil, is its memory access, already made. The details of a
 // wanted operation go to t.out, and t.nextWant moves on (past every
@@ -592,9 +636,6 @@ func (t *Timing) step(r *Retired, i int, next uint64, pre *memResult) {
 	t.flush()
 	in := r.Info
 	dispatch := t.cycle
-	ready := &t.ready
-	sr := in.Src
-	issue := max(dispatch, ready[uint8(sr)], ready[uint8(sr>>8)], ready[uint8(sr>>16)], ready[uint8(sr>>24)])
 	var d OpTiming
 	lat := uint64(t.P.Lat[in.Unit&(numUnits-1)])
 	switch {
@@ -611,13 +652,9 @@ func (t *Timing) step(r *Retired, i int, next uint64, pre *memResult) {
 	case in.Flags&OpConditional != 0:
 		d.Taken = r.EA != 0
 	}
-	done := issue + max(lat, 1)
-	ready[uint8(in.Dst)], ready[uint8(in.Dst>>8)], ready[uint8(in.Dst>>16)] = done, done, done
-	t.horizon = max(t.horizon, done)
-	t.cycle = issue + 1
+	issue, done := t.schedule(in, lat)
 	if d.Events&EvMispredict != 0 {
-		t.cycle = done + uint64(t.P.Mispred) // the pipeline refills behind the branch
-		t.refill += t.cycle - issue - 1
+		t.refillAfter(issue, done)
 	}
 	if i == t.nextWant {
 		d.Dispatch, d.Issue, d.Complete = dispatch, issue, done
@@ -637,6 +674,27 @@ type memResult struct {
 	xlat   uint32 // translation latency
 	events uint64
 	ds     uint8
+}
+
+// schedule issues an operation described by in, of latency lat, at the
+// current cycle or when its inputs are ready, and marks its results
+// ready at its completion; the next operation dispatches a cycle after
+// its issue. It returns the issue and completion cycles.
+func (t *Timing) schedule(in *OpInfo, lat uint64) (issue, done uint64) {
+	ready, sr := &t.ready, in.Src
+	issue = max(t.cycle, ready[uint8(sr)], ready[uint8(sr>>8)], ready[uint8(sr>>16)], ready[uint8(sr>>24)])
+	done = issue + max(lat, 1)
+	ready[uint8(in.Dst)], ready[uint8(in.Dst>>8)], ready[uint8(in.Dst>>16)] = done, done, done
+	t.horizon = max(t.horizon, done)
+	t.cycle = issue + 1
+	return issue, done
+}
+
+// refillAfter makes the pipeline refill behind a mispredicted branch
+// issued and completed at those cycles.
+func (t *Timing) refillAfter(issue, done uint64) {
+	t.cycle = done + uint64(t.P.Mispred)
+	t.refill += t.cycle - issue - 1
 }
 
 // access runs the data access at ea of an operation described by in
