@@ -6,6 +6,7 @@ package runbench
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"testing"
 
 	"simrun/programs"
@@ -45,6 +46,10 @@ func Run(b *testing.B, opt Options, path string, args ...string) {
 				b.Fatal(err)
 			}
 		}
+		// Each run starts from a collected heap: the garbage of the
+		// machines before it (and of this one's set-up, e.g. an SPE
+		// unit's AUX area) is not collected, concurrently, on its time.
+		runtime.GC()
 		b.StartTimer()
 		exit, err := m.Run()
 		if err != nil {
