@@ -25,6 +25,12 @@ func Program(b *testing.B, path string, args ...string) {
 type Options struct {
 	Timing *cpu.CPUPreset             // time every instruction
 	Setup  func(m *cpu.Machine) error // e.g. attach an SPE recorder
+	// Collect starts each run from a collected heap: the garbage of the
+	// machines before it (and of this one's set-up, e.g. an SPE unit's
+	// AUX area) is not collected, concurrently, on its time. (A
+	// collection per run makes short programs' benchmarks slow: Timing
+	// sets it, where plain, timed and sampled runs are compared.)
+	Collect bool
 }
 
 // Run is Program with options.
@@ -46,10 +52,9 @@ func Run(b *testing.B, opt Options, path string, args ...string) {
 				b.Fatal(err)
 			}
 		}
-		// Each run starts from a collected heap: the garbage of the
-		// machines before it (and of this one's set-up, e.g. an SPE
-		// unit's AUX area) is not collected, concurrently, on its time.
-		runtime.GC()
+		if opt.Collect {
+			runtime.GC()
+		}
 		b.StartTimer()
 		exit, err := m.Run()
 		if err != nil {
@@ -89,7 +94,7 @@ var longPrograms = []string{"intloop", "fib", "listchase", "sort"}
 // Timing runs the long-running programs of config (intloop, fib,
 // listchase, sort; args gives their arguments) plain, with the timing
 // model on, and also with SPE sampling every 4096 operations: compare the
-// MIPS within one run.
+// MIPS within one run. Each run starts from a collected heap (Collect).
 func Timing(b *testing.B, config string, args map[string][]string) {
 	p, err := cpu.PresetByName("neoverse-n1")
 	if err != nil {
@@ -101,9 +106,9 @@ func Timing(b *testing.B, config string, args map[string][]string) {
 			b.Fatal(err)
 		}
 		a := args[name]
-		b.Run("plain/"+name, func(b *testing.B) { Run(b, Options{}, bin.Path, a...) })
-		b.Run("timed/"+name, func(b *testing.B) { Run(b, Options{Timing: p}, bin.Path, a...) })
-		b.Run("spe4096/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Setup: AttachSPE}, bin.Path, a...) })
+		b.Run("plain/"+name, func(b *testing.B) { Run(b, Options{Collect: true}, bin.Path, a...) })
+		b.Run("timed/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Collect: true}, bin.Path, a...) })
+		b.Run("spe4096/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Setup: AttachSPE, Collect: true}, bin.Path, a...) })
 	}
 }
 
