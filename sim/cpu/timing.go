@@ -602,13 +602,16 @@ func (t *Timing) missedRun(b *Batch, infos []OpInfo, pc uint64, blk *timingBlock
 	for j := int32(0); j < blk.n; j++ {
 		in := &ins[0]
 		lat := uint64(p.Lat[in.Unit&(numUnits-1)])
+		branch := false // as in step: an operation with an access is not predicted
 		if in.Access != 0 {
 			lat += res[0].lat
 			res = res[1:]
+		} else {
+			branch = in.Class == ClassBranch
 		}
 		issue, done := t.schedule(in, lat)
 		fall := at + uint64(in.Size)
-		if in.Class == ClassBranch {
+		if branch {
 			nx := fall
 			if j == blk.n-1 {
 				nx = next
