@@ -437,7 +437,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	}
 	tlb, l1 := t.tlb, t.l1
 	lineShift := min(tlb.pageShift, l1.lineShift) & 63
-	for r := range b.Runs {
+	for r := 0; r < len(b.Runs); r++ {
 		run := &b.Runs[r]
 		end, after := b.end(r), next // after: the pc after the run
 		if r+1 < len(b.Runs) {
@@ -508,6 +508,8 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				}
 				pc += blk.bytes
 				slot += blk.slots
+			} else if nx == pc && blk.again {
+				r = t.repeats(b, r, blk, pc, limit, lineShift, next)
 			}
 			i += n
 		}
@@ -520,6 +522,79 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	t.Stats.Insns += uint64(b.n)
 	t.Stats.Cycles = t.cycle
 	t.Stats.StallCycles = t.cycle - t.Stats.Insns - t.refill
+}
+
+// repeats times the runs after b.Runs[r] that are blk (at pc) again,
+// whole (a loop whose body is one summarised run ending at a conditional
+// branch, the one just timed, which ended run r), as far as Run's inline path and runBlock's loop
+// path would time each: its accesses hit hot lines, runBlock finds the
+// run pending and in time, and the predictor holds the closing branch
+// as taken (and a long form's inner branches as not taken, as the run
+// just timed left them). Every run but the last of them then goes back
+// to blk's start, taken and predicted, so they are timed together. It
+// returns the last run it timed (r itself if none).
+func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint, next uint64) int {
+	// The run just timed went back to blk's start (taken) without a
+	// misprediction, so the closing branch's counter is 3 now: a long
+	// form's inner branch sharing the counter would have cleared it and
+	// made every such run mispredict.
+	step := blk.issueC + 1
+	if !blk.cond || t.pend != blk || t.cycle != t.pendC+step {
+		return r
+	}
+	k := t.repeatRuns(b, r, blk, pc, limit, lineShift)
+	if k == 0 {
+		return r
+	}
+	r += k
+	after := next
+	if r+1 < len(b.Runs) {
+		after = b.Runs[r+1].PC
+	}
+	// runs 1 to k-1: taken, predicted, the counter stays 3
+	t.pendC = t.cycle + uint64(k-1)*step
+	t.cycle = t.pendC + step
+	t.hits += uint64(k * len(blk.mem))
+	// the inner branches' counters stay 0 (runBlock cleared them)
+	t.Stats.Branches += uint64(k * len(blk.inner))
+	t.Stats.NotTaken += uint64(k * len(blk.inner))
+	t.Stats.Branches += uint64(k - 1)
+	if t.predictCond(blk.bpIdx, after != pc+blk.bytes) { // run k
+		t.cycle += blk.refill
+		t.refill += blk.refill
+	}
+	return r
+}
+
+// repeatRuns counts the runs after b.Runs[r] that are blk (at pc) again, whole,
+// before limit, with every access to a hot line (see Run), marking
+// lines hot as Run's inline path does.
+func (t *Timing) repeatRuns(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint) int {
+	n, mem, vals, runs := int(blk.n), blk.mem, b.Vals, b.Runs
+	sh := lineShift & 63
+	k := 0
+	for r+k+1 < len(runs) {
+		run := &runs[r+k+1]
+		i, end := int(run.Start), b.n
+		if r+k+2 < len(runs) {
+			end = int(runs[r+k+2].Start)
+		}
+		if run.PC != pc || end-i != n || end > limit {
+			break
+		}
+		for _, m := range mem {
+			line := vals[i+int(memOp(m))] >> sh
+			if t.hot[line&(hotLines-1)] == line+1 {
+				continue
+			}
+			if !t.tlb.holds(line<<sh) || !t.l1.hitMRU(line<<sh) {
+				return k
+			}
+			t.hot[line&(hotLines-1)] = line + 1
+		}
+		k++
+	}
+	return k
 }
 
 // summarised times from its summary blk the operations described by

@@ -1,0 +1,86 @@
+package cpu
+
+import (
+	"fmt"
+	"testing"
+)
+
+// loopBatch builds a batch of episodes of a loop whose body is one run:
+// two loads (of a pointer that walks stride bytes per iteration), an add,
+// two conditional branches that are never taken (inner), another add and
+// the closing conditional branch back to the start. Each episode runs the
+// body iters times; its last iteration falls through to a jump back to
+// the start: in the same run (one operation longer) or, every other
+// episode, in a run of its own (as where the body ends a code page),
+// except in the batch's last episode, which falls through out of the
+// batch. It returns the batch and the pc after it.
+func loopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
+	const base = 0x10000
+	load := NewOpInfo(4)
+	load.Class, load.Unit, load.Access = ClassLoad, UnitLoad, 8
+	load.AddSrc(1)
+	load.AddDst(2)
+	add := NewOpInfo(4)
+	add.Class, add.Unit = ClassOther, UnitALU
+	add.AddSrc(2)
+	add.AddSrc(3)
+	add.AddDst(3)
+	cond := NewOpInfo(4)
+	cond.Class, cond.Unit, cond.Flags = ClassBranch, UnitBranch, OpConditional
+	cond.AddSrc(3)
+	jump := NewOpInfo(4)
+	jump.Class, jump.Unit = ClassBranch, UnitBranch
+	infos := []OpInfo{load, load, add, cond, cond, add, cond, jump}
+	body := len(infos) - 1
+	b := newBatch(episodes*iters*(body+1)+1, 2)
+	n, ea := 0, uint64(0x800000)
+	for e := 0; e < episodes; e++ {
+		for it := 0; it < iters; it++ {
+			b.Runs = append(b.Runs, Run{Infos: infos, PC: base, Start: uint32(n)})
+			b.Vals[n], b.Vals[n+1] = ea, ea+8
+			ea += stride
+			n += body
+			if it == iters-1 && e < episodes-1 {
+				if e%2 == 1 {
+					b.Runs = append(b.Runs, Run{Infos: infos[body:], PC: base + 4*uint64(body), Start: uint32(n)})
+				}
+				n++ // the jump
+			}
+		}
+	}
+	b.n = n
+	return b, base + 4*uint64(body)
+}
+
+// TestRepeatsExact: loops timed together (Timing.repeats) give the same
+// cycles, statistics and predictor state as every operation timed on its
+// own, with the closing branch's counter at 2 when a loop is entered
+// (the episodes before left it there), with a predictor so small that
+// the inner and the closing branch share a counter, and with accesses
+// that leave the hot lines now and then.
+func TestRepeatsExact(t *testing.T) {
+	for _, bpBits := range []int{12, 1, 0} {
+		for _, iters := range []int{1, 2, 3, 40} {
+			for _, stride := range []uint64{0, 8, 64, 4096} {
+				name := fmt.Sprintf("bp%d/iters%d/stride%d", bpBits, iters, stride)
+				p := Presets[0]
+				p.BPBits = bpBits
+				var got [2]*Timing
+				for k, noBlocks := range []bool{true, false} {
+					tm := NewTiming(&p)
+					tm.NoBlocks = noBlocks
+					for range 3 { // the counters start cold, then warm
+						b, next := loopBatch(30, iters, stride)
+						tm.Run(b, next, nil, nil)
+					}
+					got[k] = tm
+				}
+				ref, tm := got[0], got[1]
+				if ref.cycle != tm.cycle || ref.Stats != tm.Stats || string(ref.bp) != string(tm.bp) {
+					t.Errorf("%s: summarised cycle %d, stats %+v, predictor %v; one by one %d, %+v, %v",
+						name, tm.cycle, tm.Stats, tm.bp, ref.cycle, ref.Stats, ref.bp)
+				}
+			}
+		}
+	}
+}
