@@ -566,35 +566,45 @@ func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int
 	return r
 }
 
-// repeatRuns counts the runs after b.Runs[r] that are blk (at pc) again, whole,
-// before limit, with every access to a hot line (see Run), marking
+// repeatRuns counts the runs after b.Runs[r] that are blk (at pc) again,
+// whole, before limit, with every access to a hot line (see Run), making
 // lines hot as Run's inline path does.
 func (t *Timing) repeatRuns(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint) int {
-	n, mem, vals, runs := int(blk.n), blk.mem, b.Vals, b.Runs
-	sh := lineShift & 63
-	k := 0
-	for r+k+1 < len(runs) {
-		run := &runs[r+k+1]
-		i, end := int(run.Start), b.n
-		if r+k+2 < len(runs) {
-			end = int(runs[r+k+2].Start)
+	n, mem, rs := int(blk.n), blk.mem, b.Runs[r+1:]
+	stop := min(b.n, limit) // a run must end by it
+	for k := range rs {
+		run := &rs[k]
+		i := int(run.Start)
+		next := b.n // where the run after it starts
+		if k+1 < len(rs) {
+			next = int(rs[k+1].Start)
 		}
-		if run.PC != pc || end-i != n || end > limit {
-			break
+		if run.PC != pc || i+n != next || next > stop {
+			return k
 		}
+		v := b.Vals[i:next]
 		for _, m := range mem {
-			line := vals[i+int(memOp(m))] >> sh
-			if t.hot[line&(hotLines-1)] == line+1 {
-				continue
-			}
-			if !t.tlb.holds(line<<sh) || !t.l1.hitMRU(line<<sh) {
+			line := v[memOp(m)] >> (lineShift & 63)
+			if t.hot[line&(hotLines-1)] != line+1 && !t.makeHot(line, lineShift) {
 				return k
 			}
-			t.hot[line&(hotLines-1)] = line + 1
 		}
-		k++
 	}
-	return k
+	return len(rs)
+}
+
+// makeHot makes line (of 1<<lineShift bytes) hot if its accesses hit
+// the TLB and the most recently used L1D line of its set, and reports
+// whether it did.
+//
+//go:noinline
+func (t *Timing) makeHot(line uint64, lineShift uint) bool {
+	addr := line << (lineShift & 63)
+	if !t.tlb.holds(addr) || !t.l1.hitMRU(addr) {
+		return false
+	}
+	t.hot[line&(hotLines-1)] = line + 1
+	return true
 }
 
 // summarised times from its summary blk the operations described by
