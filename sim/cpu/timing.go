@@ -567,44 +567,34 @@ func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int
 }
 
 // repeatRuns counts the runs after b.Runs[r] that are blk (at pc) again,
-// whole, before limit, with every access to a hot line (see Run), making
-// lines hot as Run's inline path does.
+// whole, ending by limit, with every access to a hot line (see Run),
+// making lines hot as Run's inline path does.
 func (t *Timing) repeatRuns(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint) int {
-	n, mem, rs := int(blk.n), blk.mem, b.Runs[r+1:]
-	stop := min(b.n, limit) // a run must end by it
-	for k := range rs {
-		run := &rs[k]
-		i := int(run.Start)
-		next := b.n // where the run after it starts
-		if k+1 < len(rs) {
-			next = int(rs[k+1].Start)
-		}
-		if run.PC != pc || i+n != next || next > stop {
-			return k
-		}
-		v := b.Vals[i:next]
+	rs, mem, vals := b.Runs[r+1:], blk.mem, b.Vals
+	if len(rs) == 0 {
+		return 0
+	}
+	n := uint32(blk.n)
+	start := rs[0].Start             // repeat k's, while they are blk again
+	last := min(b.n, limit) - int(n) // the latest a repeat can start
+	k := 0
+	for ; k < len(rs) && rs[k].PC == pc && rs[k].Start == start && int(start) <= last; k++ {
 		for _, m := range mem {
-			line := v[memOp(m)] >> (lineShift & 63)
-			if t.hot[line&(hotLines-1)] != line+1 && !t.makeHot(line, lineShift) {
-				return k
+			line := vals[start+uint32(memOp(m))] >> (lineShift & 63)
+			if t.hot[line&(hotLines-1)] != line+1 {
+				if addr := line << (lineShift & 63); !t.tlb.holds(addr) || !t.l1.hitMRU(addr) {
+					return k
+				}
+				t.hot[line&(hotLines-1)] = line + 1
 			}
 		}
+		start += n
 	}
-	return len(rs)
-}
-
-// makeHot makes line (of 1<<lineShift bytes) hot if its accesses hit
-// the TLB and the most recently used L1D line of its set, and reports
-// whether it did.
-//
-//go:noinline
-func (t *Timing) makeHot(line uint64, lineShift uint) bool {
-	addr := line << (lineShift & 63)
-	if !t.tlb.holds(addr) || !t.l1.hitMRU(addr) {
-		return false
+	// The last repeat is whole if the run after it starts where it ends.
+	if k > 0 && (k == len(rs) && int(start) != b.n || k < len(rs) && rs[k].Start != start) {
+		k--
 	}
-	t.hot[line&(hotLines-1)] = line + 1
-	return true
+	return k
 }
 
 // summarised times from its summary blk the operations described by
