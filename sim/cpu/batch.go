@@ -58,7 +58,18 @@ func newBatch(n int, shift uint) *Batch {
 // walks skip empty runs. Small enough to inline: the cores call it once
 // per run.
 func (b *Batch) Begin(infos []OpInfo, pc, n uint64) {
-	b.Runs = append(b.Runs, Run{Infos: infos, PC: pc, Start: uint32(n)})
+	k := len(b.Runs)
+	if k == cap(b.Runs) {
+		b.grow()
+	}
+	b.Runs = b.Runs[:k+1]
+	r := &b.Runs[k] // (in place: a Run literal is built on the stack and copied)
+	r.Infos, r.PC, r.Start = infos, pc, uint32(n)
+}
+
+// grow doubles the room for runs.
+func (b *Batch) grow() {
+	b.Runs = append(make([]Run, 0, 2*cap(b.Runs)+64), b.Runs...)
 }
 
 // reset empties the batch for the next Run.
