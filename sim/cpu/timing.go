@@ -508,7 +508,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				}
 				pc += blk.bytes
 				slot += blk.slots
-			} else if nx == pc && blk.again {
+			} else if nx == pc && blk.cond && blk.again { // (a loop; not a call to itself)
 				r = t.repeats(b, r, blk, pc, limit, lineShift, next)
 			}
 			i += n
@@ -525,21 +525,22 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 }
 
 // repeats times the runs after b.Runs[r] that are blk (at pc) again,
-// whole (a loop whose body is one summarised run ending at a conditional
-// branch, the one just timed, which ended run r), as far as Run's inline path and runBlock's loop
-// path would time each: its accesses hit hot lines, runBlock finds the
-// run pending and in time, and the predictor holds the closing branch
-// as taken (and a long form's inner branches as not taken, as the run
-// just timed left them). Every run but the last of them then goes back
-// to blk's start, taken and predicted, so they are timed together. It
-// returns the last run it timed (r itself if none).
+// whole: a loop whose body is one summarised run ending at a conditional
+// branch (blk.cond), the one just timed, which ended run r. It goes as
+// far as Run's inline path and runBlock's loop path would time each run:
+// its accesses hit hot lines, runBlock finds blk pending and in time, and
+// the predictor holds the closing branch as taken (and a long form's
+// inner branches as not taken, as the run just timed left them). Every
+// run but the last of them then goes back to blk's start, taken and
+// predicted, so they are timed together. It returns the last run it
+// timed (r itself if none).
 func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint, next uint64) int {
 	// The run just timed went back to blk's start (taken) without a
 	// misprediction, so the closing branch's counter is 3 now: a long
 	// form's inner branch sharing the counter would have cleared it and
 	// made every such run mispredict.
 	step := blk.issueC + 1
-	if !blk.cond || t.pend != blk || t.cycle != t.pendC+step {
+	if t.pend != blk || t.cycle != t.pendC+step {
 		return r
 	}
 	k := t.repeatRuns(b, r, blk, pc, limit, lineShift)
