@@ -16,20 +16,12 @@ import (
 // batch. It returns the batch and the pc after it.
 func loopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
 	const base = 0x10000
-	load := NewOpInfo(4)
-	load.Class, load.Unit, load.Access = ClassLoad, UnitLoad, 8
-	load.AddSrc(1)
-	load.AddDst(2)
-	add := NewOpInfo(4)
-	add.Class, add.Unit = ClassOther, UnitALU
-	add.AddSrc(2)
-	add.AddSrc(3)
-	add.AddDst(3)
-	cond := NewOpInfo(4)
-	cond.Class, cond.Unit, cond.Flags = ClassBranch, UnitBranch, OpConditional
-	cond.AddSrc(3)
-	jump := NewOpInfo(4)
-	jump.Class, jump.Unit = ClassBranch, UnitBranch
+	load := testOp(ClassLoad, UnitLoad, 2, 1)
+	load.Access = 8
+	add := testOp(ClassOther, UnitALU, 3, 2, 3)
+	cond := testOp(ClassBranch, UnitBranch, RegNone, 3)
+	cond.Flags = OpConditional
+	jump := testOp(ClassBranch, UnitBranch, RegNone)
 	infos := []OpInfo{load, load, add, cond, cond, add, cond, jump}
 	body := len(infos) - 1
 	b := newBatch(episodes*iters*(body+1)+1, 2)

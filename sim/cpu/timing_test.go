@@ -82,6 +82,18 @@ func TestTargetBuffer(t *testing.T) {
 	}
 }
 
+// testOp describes a 4-byte operation of class on unit that writes dst
+// and reads srcs (RegNone: none).
+func testOp(class OpClass, unit Unit, dst uint8, srcs ...uint8) OpInfo {
+	in := NewOpInfo(4)
+	in.Class, in.Unit = class, unit
+	for _, r := range srcs {
+		in.AddSrc(r)
+	}
+	in.AddDst(dst)
+	return in
+}
+
 // TestStallCycles: the stall count (kept as what remains of the cycles
 // once dispatches and pipeline refills are taken out) equals the sum of
 // every operation's issue minus dispatch cycle, with loads that miss,
@@ -89,18 +101,12 @@ func TestTargetBuffer(t *testing.T) {
 // the same.
 func TestStallCycles(t *testing.T) {
 	p, _ := PresetByName("slow-memory")
-	load := NewOpInfo(4)
-	load.Class, load.Unit, load.Access = ClassLoad, UnitLoad, 8
-	load.AddSrc(2)
-	load.AddDst(1)
-	mul := NewOpInfo(4)
-	mul.Class, mul.Unit = ClassOther, UnitMul
-	mul.AddSrc(1)
-	mul.AddDst(2)
-	cond := NewOpInfo(4)
-	cond.Class, cond.Unit, cond.Flags = ClassBranch, UnitBranch, OpConditional
-	jump := NewOpInfo(4)
-	jump.Class, jump.Unit = ClassBranch, UnitBranch
+	load := testOp(ClassLoad, UnitLoad, 1, 2)
+	load.Access = 8
+	mul := testOp(ClassOther, UnitMul, 2, 1)
+	cond := testOp(ClassBranch, UnitBranch, RegNone)
+	cond.Flags = OpConditional
+	jump := testOp(ClassBranch, UnitBranch, RegNone)
 	var ops []Retired
 	x := uint64(1)
 	for i := 0; i < 200; i++ {
@@ -142,17 +148,7 @@ func TestStallCycles(t *testing.T) {
 // counts as when every operation is timed alone.
 func TestLongForm(t *testing.T) {
 	p, _ := PresetByName("neoverse-n1")
-	op := func(class OpClass, unit Unit, src, dst uint8) OpInfo {
-		in := NewOpInfo(4)
-		in.Class, in.Unit = class, unit
-		if src != RegNone {
-			in.AddSrc(src)
-		}
-		if dst != RegNone {
-			in.AddDst(dst)
-		}
-		return in
-	}
+	op := func(class OpClass, unit Unit, src, dst uint8) OpInfo { return testOp(class, unit, dst, src) }
 	// 0x1000 ldr x1,[x2]; add x3,x1; b.cond 0x1014; mul x2,x3; add x4,x2;
 	// 0x1014 b.cond 0x1000 (the loop)
 	code := []OpInfo{
