@@ -435,8 +435,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	if t.NoBlocks {
 		limit = 0
 	}
-	tlb, l1 := t.tlb, t.l1
-	lineShift := min(tlb.pageShift, l1.lineShift) & 63
+	lineShift := min(t.tlb.pageShift, t.l1.lineShift) & 63
 	for r := 0; r < len(b.Runs); r++ {
 		run := &b.Runs[r]
 		end, after := b.end(r), next // after: the pc after the run
@@ -476,7 +475,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				if t.hot[line&(hotLines-1)] == line+1 {
 					continue
 				}
-				if !tlb.holds(line<<lineShift) || !l1.hitMRU(line<<lineShift) {
+				if !t.tlb.holds(line<<lineShift) || !t.l1.hitMRU(line<<lineShift) {
 					break
 				}
 				t.hot[line&(hotLines-1)] = line + 1
