@@ -97,6 +97,14 @@ func (b *Batch) end(r int) int {
 	return b.n
 }
 
+// nextPC is the pc after run r: the next run's, or after the last, next.
+func (b *Batch) nextPC(r int, next uint64) uint64 {
+	if r+1 < len(b.Runs) {
+		return b.Runs[r+1].PC
+	}
+	return next
+}
+
 // step is the Infos entries an operation described by in spans.
 func (b *Batch) step(in *OpInfo) int { return infoSlots(in, b.Shift) }
 

@@ -438,10 +438,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	lineShift := min(t.tlb.pageShift, t.l1.lineShift) & 63
 	for r := 0; r < len(b.Runs); r++ {
 		run := &b.Runs[r]
-		end, after := b.end(r), next // after: the pc after the run
-		if r+1 < len(b.Runs) {
-			after = b.Runs[r+1].PC
-		}
+		end, after := b.end(r), b.nextPC(r, next) // after: the pc after the run
 		// The walk is at run.Infos[slot] (a slot, not a slice: fewer
 		// values to keep in registers).
 		slot, pc := 0, run.PC
@@ -547,19 +544,14 @@ func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int
 		return r
 	}
 	r += k
-	after := next
-	if r+1 < len(b.Runs) {
-		after = b.Runs[r+1].PC
-	}
-	// runs 1 to k-1: taken, predicted, the counter stays 3
+	// runs 1 to k-1: taken, predicted, the counter stays 3; the inner
+	// branches' counters stay 0 (runBlock cleared them)
 	t.pendC = t.cycle + uint64(k-1)*step
 	t.cycle = t.pendC + step
 	t.hits += uint64(k * len(blk.mem))
-	// the inner branches' counters stay 0 (runBlock cleared them)
-	t.Stats.Branches += uint64(k * len(blk.inner))
+	t.Stats.Branches += uint64(k*len(blk.inner) + k - 1)
 	t.Stats.NotTaken += uint64(k * len(blk.inner))
-	t.Stats.Branches += uint64(k - 1)
-	if t.predictCond(blk.bpIdx, after != pc+blk.bytes) { // run k
+	if t.predictCond(blk.bpIdx, b.nextPC(r, next) != pc+blk.bytes) { // run k
 		t.cycle += blk.refill
 		t.refill += blk.refill
 	}

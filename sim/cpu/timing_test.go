@@ -148,12 +148,11 @@ func TestStallCycles(t *testing.T) {
 // counts as when every operation is timed alone.
 func TestLongForm(t *testing.T) {
 	p, _ := PresetByName("neoverse-n1")
-	op := func(class OpClass, unit Unit, src, dst uint8) OpInfo { return testOp(class, unit, dst, src) }
 	// 0x1000 ldr x1,[x2]; add x3,x1; b.cond 0x1014; mul x2,x3; add x4,x2;
 	// 0x1014 b.cond 0x1000 (the loop)
 	code := []OpInfo{
-		op(ClassLoad, UnitLoad, 2, 1), op(ClassOther, UnitALU, 1, 3), op(ClassBranch, UnitBranch, RegNone, RegNone),
-		op(ClassOther, UnitMul, 3, 2), op(ClassOther, UnitALU, 2, 4), op(ClassBranch, UnitBranch, RegNone, RegNone),
+		testOp(ClassLoad, UnitLoad, 1, 2), testOp(ClassOther, UnitALU, 3, 1), testOp(ClassBranch, UnitBranch, RegNone),
+		testOp(ClassOther, UnitMul, 2, 3), testOp(ClassOther, UnitALU, 4, 2), testOp(ClassBranch, UnitBranch, RegNone),
 	}
 	code[0].Access = 8
 	code[2].Flags, code[5].Flags = OpConditional, OpConditional
