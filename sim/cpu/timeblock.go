@@ -44,25 +44,28 @@ type timingBlock struct {
 	// The lists below are packed as offset<<8 | register (mem: slot<<8
 	// | op). They sit together in the summariser's list slab (see
 	// summariser.take).
-	issue []uint64
-	// in lists the registers read before written, each with the static
-	// issue offset of its first reader: if every one is ready by then,
-	// nothing stalls on the entry state and every cycle is C + its
-	// static offset.
+	//
+	// in lists the registers read before written (the inputs), each
+	// with the static issue offset of its first reader: an input ready
+	// by then is not late, and nothing it reaches is later than its
+	// static offset. So if no input is late, every cycle is C + its
+	// static offset; if some are, only their terms can raise one.
 	in []uint64
 	// firstIn is in[0]'s offset, the earliest any input is read (noInput
 	// when none: then nothing can be late).
 	firstIn uint64
 	// static lists the registers written, ascending, with their static
-	// ready offsets: register k is ready at C + its offset or by any of
-	// terms[ends[k-1]:ends[k]] (from 0 for k = 0).
-	static, ends []uint64
+	// ready offsets (C + offset).
+	static []uint64
+	// terms[ends[j-1]:ends[j]] (from 0 for j = 0) are what input j
+	// reaches: a written register (regSink: the last issue) no earlier
+	// than the input's ready cycle + offset.
+	ends, terms []uint64
 	// tail is the part of static later than the cycle after the last
 	// issue (the earliest the next operation dispatches), maxOff the
 	// latest of all: the rest is ready by the time anything reads it.
 	tail   []uint64
 	maxOff uint64
-	terms  []uint64
 	// mem lists the operations with a data access: the index in the run
 	// (memOp) and the offset of the description in the run's Infos
 	// (memSlot).
@@ -313,23 +316,23 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		}
 		slot += infoSlots(in, shift)
 	}
-	// terms appends the register terms of e plus d to sm.terms,
-	// returning its C offset.
-	terms := func(e *expr, d int64) uint64 {
-		for k := 1; k < e.n; k++ {
-			if e.v[k] >= 0 {
-				sm.terms = append(sm.terms, uint64(e.v[k]+d)<<8|uint64(sm.inRegs[k-1]))
-			}
-		}
-		return uint64(e.v[0] + d) // every expression holds C: cycles only grow from it
-	}
-	b.issueC = terms(issue, 0)
-	nIssue := len(sm.terms) // the issue terms lead sm.terms
+	// (every expression holds C: cycles only grow from it)
+	b.issueC = uint64(issue.v[0])
 	slices.Sort(sm.written)
 	for _, r := range sm.written {
-		c := terms(&sm.exprs[sm.regExpr[r]-1], sm.regLat[r])
-		sm.ends = append(sm.ends, uint64(len(sm.terms)-nIssue))
-		sm.static = append(sm.static, c<<8|uint64(r))
+		sm.static = append(sm.static, uint64(sm.exprs[sm.regExpr[r]-1].v[0]+sm.regLat[r])<<8|uint64(r))
+	}
+	// each input's terms: the written registers', then the issue's
+	for j := 1; j <= len(sm.inRegs); j++ {
+		for _, r := range sm.written {
+			if e := &sm.exprs[sm.regExpr[r]-1]; j < e.n && e.v[j] >= 0 {
+				sm.terms = append(sm.terms, uint64(e.v[j]+sm.regLat[r])<<8|uint64(r))
+			}
+		}
+		if j < issue.n && issue.v[j] >= 0 {
+			sm.terms = append(sm.terms, uint64(issue.v[j])<<8|regSink)
+		}
+		sm.ends = append(sm.ends, uint64(len(sm.terms)))
 	}
 	b.again = true
 	for _, tm := range sm.in {
@@ -356,7 +359,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 	if len(b.in) > 0 {
 		b.firstIn = b.in[0] >> 8 // in is by offset
 	}
-	b.issue, b.terms, b.mem = carve(sm.terms[:nIssue]), carve(sm.terms[nIssue:]), carve(sm.mem)
+	b.terms, b.mem = carve(sm.terms), carve(sm.mem)
 	b.inner = carve(sm.inner)
 	sm.keep()
 	return b, 0
@@ -524,26 +527,33 @@ func (t *Timing) writePending(b *timingBlock, now uint64) {
 	t.horizon = max(t.horizon, c+b.maxOff)
 }
 
-// lateBlock evaluates b's summary in full: some register it reads was not
-// ready by its first reader's static issue cycle.
+// lateBlock evaluates b's summary with the inputs that are late: ready
+// after their first reader's static issue cycle (see timingBlock.in).
+// The others raise nothing above its static offset.
 func (t *Timing) lateBlock(b *timingBlock, c uint64, issueOut *uint64) {
-	ready := &t.ready
-	issue := *issueOut
-	for _, tm := range b.issue {
-		issue = max(issue, ready[uint8(tm)]+tm>>8)
-	}
-	vals := t.outVals[:len(b.static)]
-	first := uint64(0)
-	for k, o := range b.static {
-		v := c + o>>8
-		for _, tm := range b.terms[first:b.ends[k]] {
-			v = max(v, ready[uint8(tm)]+tm>>8)
+	ready, late := &t.ready, t.late[:0]
+	for j, tm := range b.in { // (read before the writes below)
+		if r := ready[uint8(tm)]; r > c+tm>>8 {
+			late = append(late, r<<8|uint64(j))
 		}
-		vals[k], first = v, b.ends[k]
 	}
-	for k, o := range b.static {
-		ready[uint8(o)] = vals[k]
-		t.horizon = max(t.horizon, vals[k])
+	for _, o := range b.static {
+		ready[uint8(o)] = c + o>>8
 	}
-	*issueOut = issue
+	horizon := max(t.horizon, c+b.maxOff)
+	ready[regSink] = *issueOut // (written by every sink, never read)
+	for _, l := range late {
+		j, r := l&0xff, l>>8
+		from := uint64(0)
+		if j > 0 {
+			from = b.ends[j-1]
+		}
+		for _, x := range b.terms[from:b.ends[j]] {
+			v := r + x>>8
+			ready[uint8(x)] = max(ready[uint8(x)], v)
+			horizon = max(horizon, v)
+		}
+	}
+	t.horizon = horizon
+	*issueOut = ready[regSink]
 }

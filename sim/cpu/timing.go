@@ -395,12 +395,12 @@ type Timing struct {
 	out           []OpTiming
 	nextWant      int
 	nres, resNext int
-	outVals       [256]uint64
-	sum           *summariser  // buildBlock's working state
-	pend          *timingBlock // a run whose register writes are pending (runBlock)
-	pendC         uint64       // its entry cycle
-	horizon       uint64       // no register is ready later (see flush)
-	hits          uint64       // accesses found by lookup alone in this batch (counted at Run's end)
+	late          [maxInputs]uint64 // lateBlock's late inputs: ready cycle<<8 | index
+	sum           *summariser       // buildBlock's working state
+	pend          *timingBlock      // a run whose register writes are pending (runBlock)
+	pendC         uint64            // its entry cycle
+	horizon       uint64            // no register is ready later (see flush)
+	hits          uint64            // accesses found by lookup alone in this batch (counted at Run's end)
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
