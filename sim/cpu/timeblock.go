@@ -238,35 +238,21 @@ func (t *Timing) staticLat(in *OpInfo) uint64 {
 // run (cut) and does, or the run reads too many registers, it returns nil
 // and how many operations (the run's, or all avail) to time one by one.
 func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through bool, shift uint) (*timingBlock, int) {
-	end, slot := -1, 0
-	var bytes, lastOff uint64
-	for j := 0; j < avail && j < maxBlock; j++ {
-		in := &infos[slot]
-		lastOff = bytes
-		bytes += uint64(in.Size)
-		inner := through && j < avail-1 && innerBranch(in)
-		if (in.Class == ClassBranch && !inner) || in.Unit == UnitSys || in.Varies || j == maxBlock-1 || (j == avail-1 && !cut) {
-			end = j + 1
-			break
-		}
-		slot += infoSlots(in, shift)
-	}
-	if end < 0 {
-		return nil, avail
+	if cut && blockEnd(infos, avail, cut, through, shift) < 0 {
+		return nil, avail // (the batch's end comes first: no summary)
 	}
 	sm := t.sum
 	b := sm.newBlock()
-	b.n, b.gen, b.bytes, b.lastOff, b.slots = int32(end), t.CodeGen, bytes, lastOff, slot+infoSlots(&infos[slot], shift)
 	sm.reset()
 	var issue *expr
-	slot = 0
-	off := uint64(0)
-	for j := 0; j < end; j++ {
+	end, slot := -1, 0
+	var off uint64 // the operation's offset in bytes
+	for j := 0; j < avail && j < maxBlock; j++ {
 		in := &infos[slot]
-		if in.Class == ClassBranch && j < end-1 { // a long form's inner branch
+		last := endsBlock(in, j, avail, cut, through)
+		if in.Class == ClassBranch && !last { // a long form's inner branch
 			sm.inner = append(sm.inner, t.bpIndex(pc+off))
 		}
-		off += uint64(in.Size)
 		// dispatch: the cycle after the last issue (C for the first)
 		next := sm.alloc()
 		if issue == nil {
@@ -278,8 +264,8 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		slack := uint64(issue.v[0])
 		for k := 0; k < 4; k++ {
 			r := in.SrcReg(k)
-			if r == RegNone {
-				continue
+			if r == RegNone { // (AddSrc packs them from the first)
+				break
 			}
 			if x := sm.regExpr[r]; x != 0 {
 				issue.maxWith(&sm.exprs[x-1], sm.regLat[r])
@@ -287,7 +273,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 			}
 			if sm.inputOf[r] == 0 {
 				if len(sm.inRegs) == maxInputs {
-					return nil, end
+					return nil, blockEnd(infos, avail, cut, through, shift)
 				}
 				sm.inRegs = append(sm.inRegs, r)
 				sm.inputOf[r] = uint8(len(sm.inRegs))
@@ -297,24 +283,33 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		}
 		lat := t.staticLat(in)
 		for d := 0; d < 3; d++ {
-			if r := in.DstReg(d); r != regSink {
-				if sm.regExpr[r] == 0 {
-					sm.written = append(sm.written, r)
-				}
-				sm.regExpr[r], sm.regLat[r] = int16(sm.used), int64(lat) // issue is the last allocated
+			r := in.DstReg(d)
+			if r == regSink { // (AddDst packs them from the first)
+				break
 			}
+			if sm.regExpr[r] == 0 {
+				sm.written = append(sm.written, r)
+			}
+			sm.regExpr[r], sm.regLat[r] = int16(sm.used), int64(lat) // issue is the last allocated
 		}
 		if in.Access != 0 {
 			sm.mem = append(sm.mem, uint64(slot)<<8|uint64(j))
 		}
-		if j == end-1 {
+		if last {
+			end = j + 1
+			b.n, b.gen, b.bytes, b.lastOff, b.slots = int32(end), t.CodeGen, off+uint64(in.Size), off, slot+infoSlots(in, shift)
 			b.lastInfo, b.refill = in, lat+uint64(t.P.Mispred)-1
 			b.branch = in.Class == ClassBranch
 			b.cond = innerBranch(in)
 			b.condEnd = !through && b.cond
-			b.bpIdx = t.bpIndex(pc + b.lastOff)
+			b.bpIdx = t.bpIndex(pc + off)
+			break
 		}
+		off += uint64(in.Size)
 		slot += infoSlots(in, shift)
+	}
+	if end < 0 { // (cut: checked above)
+		return nil, avail
 	}
 	// (every expression holds C: cycles only grow from it)
 	b.issueC = uint64(issue.v[0])
@@ -363,6 +358,26 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 	b.inner = carve(sm.inner)
 	sm.keep()
 	return b, 0
+}
+
+// endsBlock reports whether the j-th operation of a run to summarise,
+// described by in, ends the summary (see buildBlock).
+func endsBlock(in *OpInfo, j, avail int, cut, through bool) bool {
+	inner := through && j < avail-1 && innerBranch(in)
+	return (in.Class == ClassBranch && !inner) || in.Unit == UnitSys || in.Varies || j == maxBlock-1 || (j == avail-1 && !cut)
+}
+
+// blockEnd is the length of the summary buildBlock would make, or -1 if
+// the run reaches avail first (cut: the batch ends inside it).
+func blockEnd(infos []OpInfo, avail int, cut, through bool, shift uint) int {
+	slot := 0
+	for j := 0; j < avail && j < maxBlock; j++ {
+		if endsBlock(&infos[slot], j, avail, cut, through) {
+			return j + 1
+		}
+		slot += infoSlots(&infos[slot], shift)
+	}
+	return -1
 }
 
 // innerBranch reports whether an operation described by in can be a long
