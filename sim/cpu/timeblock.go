@@ -342,22 +342,30 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		b.maxOff = max(b.maxOff, o>>8)
 	}
 	buf := sm.take(len(sm.in) + len(sm.static) + len(sm.tail) + len(sm.ends) + len(sm.terms) + len(sm.mem) + len(sm.inner))
-	// carve copies list to buf's next entries and returns them there.
-	carve := func(list []uint64) []uint64 {
-		n := copy(buf, list)
-		out := buf[:n:n]
-		buf = buf[n:]
-		return out
-	}
-	b.in, b.static, b.tail, b.ends = carve(sm.in), carve(sm.static), carve(sm.tail), carve(sm.ends)
+	b.in, buf = carve(buf, sm.in)
+	b.static, buf = carve(buf, sm.static)
+	b.tail, buf = carve(buf, sm.tail)
+	b.ends, buf = carve(buf, sm.ends)
+	b.terms, buf = carve(buf, sm.terms)
+	b.mem, buf = carve(buf, sm.mem)
+	b.inner, _ = carve(buf, sm.inner)
 	b.firstIn = noInput
 	if len(b.in) > 0 {
 		b.firstIn = b.in[0] >> 8 // in is by offset
 	}
-	b.terms, b.mem = carve(sm.terms), carve(sm.mem)
-	b.inner = carve(sm.inner)
 	sm.keep()
 	return b, 0
+}
+
+// carve copies list to the first entries of buf and returns them there,
+// and the rest of buf. (A loop: the lists are short, and copy's call
+// costs more.)
+func carve(buf, list []uint64) (out, rest []uint64) {
+	out = buf[:len(list):len(list)]
+	for i, v := range list {
+		out[i] = v
+	}
+	return out, buf[len(list):]
 }
 
 // endsBlock reports whether the j-th operation of a run to summarise,
