@@ -358,14 +358,10 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 }
 
 // carve copies list to the first entries of buf and returns them there,
-// and the rest of buf. (A loop: the lists are short, and copy's call
-// costs more.)
+// and the rest of buf.
 func carve(buf, list []uint64) (out, rest []uint64) {
-	out = buf[:len(list):len(list)]
-	for i, v := range list {
-		out[i] = v
-	}
-	return out, buf[len(list):]
+	n := copy(buf, list)
+	return buf[:n:n], buf[n:]
 }
 
 // endsBlock reports whether the j-th operation of a run to summarise,
