@@ -5,6 +5,7 @@ package runbench
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"runtime"
 	"testing"
@@ -76,16 +77,26 @@ func Run(b *testing.B, opt Options, path string, args ...string) {
 // p is nil.
 func newMachine(b *testing.B, path string, data []byte, p *cpu.CPUPreset, out *bytes.Buffer, args []string) *cpu.Machine {
 	b.Helper()
-	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: out})
+	m, err := NewMachine(path, data, p, out, args)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return m
+}
+
+// NewMachine loads the ELF image data (from path) with argv path+args,
+// its standard output to out, timed with preset p unless p is nil.
+func NewMachine(path string, data []byte, p *cpu.CPUPreset, out io.Writer, args []string) (*cpu.Machine, error) {
+	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: out})
+	if err != nil {
+		return nil, err
+	}
 	if p != nil {
 		if err := m.EnableTiming(p); err != nil {
-			b.Fatal(err)
+			return nil, err
 		}
 	}
-	return m
+	return m, nil
 }
 
 // longPrograms are the programs Timing and Models measure.

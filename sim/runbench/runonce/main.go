@@ -56,19 +56,16 @@ func once(path string, args []string, mode string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var out bytes.Buffer
-	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: &out})
+	var p *cpu.CPUPreset
+	if mode != "plain" {
+		if p, err = cpu.PresetByName("neoverse-n1"); err != nil {
+			return 0, err
+		}
+	}
+	var out bytes.Buffer // (as the benchmarks keep it)
+	m, err := runbench.NewMachine(path, data, p, &out, args)
 	if err != nil {
 		return 0, err
-	}
-	if mode != "plain" {
-		p, err := cpu.PresetByName("neoverse-n1")
-		if err != nil {
-			return 0, err
-		}
-		if err := m.EnableTiming(p); err != nil {
-			return 0, err
-		}
 	}
 	if mode == "spe" {
 		if err := runbench.AttachSPE(m); err != nil {
