@@ -663,7 +663,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 // logValue logs the value of the n-th operation, the instruction at pc
 // in marked slot in of page, and returns the instruction as decoded.
 func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
-	info := &page.Infos[(pc&cpu.PageMask)>>2]
+	info := &pageInfos(page)[(pc&cpu.PageMask)>>2]
 	c.logged = decoded(in, info)
 	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info)
 	return &c.logged
@@ -671,7 +671,7 @@ func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
 
 // beginAt begins a logged run at pc on page, with the n-th operation.
 func (c *Core) beginAt(page *codePage, pc, n uint64) {
-	c.log.Begin(page.Infos[(pc&cpu.PageMask)>>2:], pc, n)
+	c.log.Begin(pageInfos(page)[(pc&cpu.PageMask)>>2:], pc, n)
 }
 
 // enterPage finds the decoded page for pc when execution moves to another
@@ -688,7 +688,7 @@ func (c *Core) enterPage(pc, n uint64) (*codePage, cpu.Stop) {
 		if p.Infos == nil {
 			c.describePage(p)
 		}
-		c.log.Begin(p.Infos[(pc&cpu.PageMask)>>2:], pc, n)
+		c.log.Begin(pageInfos(p)[(pc&cpu.PageMask)>>2:], pc, n)
 	}
 	return p, cpu.Stop{}
 }
@@ -813,4 +813,10 @@ func crc32Step(acc uint32, data uint64, size uint8, castagnoli bool) uint32 {
 		}
 	}
 	return acc
+}
+
+// pageInfos is a page's descriptions as an array: slices of it from a
+// masked offset need no bounds check.
+func pageInfos(p *codePage) *[cpu.PageSize / 4]cpu.OpInfo {
+	return (*[cpu.PageSize / 4]cpu.OpInfo)(p.Infos)
 }

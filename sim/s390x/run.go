@@ -1137,7 +1137,7 @@ fault:
 // logValue logs the value of the n-th operation, the instruction at pc
 // in marked slot in of page, and returns the instruction as decoded.
 func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
-	info := &page.Infos[(pc&cpu.PageMask)>>1]
+	info := &pageInfos(page)[(pc&cpu.PageMask)>>1]
 	c.logged = decoded(in, info)
 	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info, pc)
 	return &c.logged
@@ -1148,7 +1148,7 @@ func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
 // begins as the page is entered).
 func (c *Core) beginTaken(page *codePage, pc, n uint64) {
 	if pc&^cpu.PageMask == page.Base {
-		c.log.Begin(page.Infos[(pc&cpu.PageMask)>>1:], pc, n)
+		c.log.Begin(pageInfos(page)[(pc&cpu.PageMask)>>1:], pc, n)
 	}
 }
 
@@ -1168,7 +1168,13 @@ func (c *Core) enterPage(pc, n uint64) (*codePage, cpu.Stop) {
 		if p.Infos == nil {
 			c.describePage(p)
 		}
-		c.log.Begin(p.Infos[(pc&cpu.PageMask)>>1:], pc, n)
+		c.log.Begin(pageInfos(p)[(pc&cpu.PageMask)>>1:], pc, n)
 	}
 	return p, cpu.Stop{}
+}
+
+// pageInfos is a page's descriptions as an array: slices of it from a
+// masked offset need no bounds check.
+func pageInfos(p *codePage) *[cpu.PageSize / 2]cpu.OpInfo {
+	return (*[cpu.PageSize / 2]cpu.OpInfo)(p.Infos)
 }
