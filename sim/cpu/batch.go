@@ -42,9 +42,10 @@ type Run struct {
 // them. Each switch between the core's code and the model's refills the
 // host's instruction cache, and a batch's end cuts a run short (timed
 // operation by operation); 4096 operations (a log of about 32 KB of
-// values and 20 KB of runs, read back from the host's L2) measured 2-3%
-// fewer host instructions and 3-9% more timed MIPS than 1024 on the
-// short programs; 16384 was no better (README, Speed).
+// values and 20 KB of runs, read back from the host's L2) measured 2-3.5%
+// fewer host instructions and 1.5-4% more timed MIPS (medians of runs
+// alternated with the old code) than 1024 on the short programs; 16384
+// was no better (README, Speed).
 const LogBatch = 4096
 
 // ValMask keeps a logged value's index inside a core's array of them.
