@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 
 	"simrun/programs"
@@ -102,21 +103,39 @@ func NewMachine(path string, data []byte, p *cpu.CPUPreset, out io.Writer, args 
 // longPrograms are the programs Timing and Models measure.
 var longPrograms = []string{"intloop", "fib", "listchase", "sort"}
 
+// glibcTimed are the glibc programs Timing measures besides: qsort and
+// bsearch through a comparison callback (short runs between calls and
+// returns, 2.9 M instructions) and the allocator (90 M).
+var glibcTimed = []string{"sortsearch", "malloc"}
+
 // Timing runs the long-running programs of config (intloop, fib,
-// listchase, sort; args gives their arguments) plain, with the timing
-// model on, and also with SPE sampling every 4096 operations: compare the
-// MIPS within one run. Each run starts from a collected heap (Collect).
+// listchase, sort; args gives their arguments) and glibcTimed of the same
+// architecture, each plain, with the timing model on, and also with SPE
+// sampling every 4096 operations: compare the MIPS within one run. Each
+// run starts from a collected heap (Collect).
 func Timing(b *testing.B, config string, args map[string][]string) {
 	p, err := cpu.PresetByName("neoverse-n1")
 	if err != nil {
 		b.Fatal(err)
 	}
+	var bins []programs.Binary
 	for _, name := range longPrograms {
 		bin, err := programs.Find(config, name)
 		if err != nil {
 			b.Fatal(err)
 		}
-		a := args[name]
+		bins = append(bins, bin)
+	}
+	for _, bin := range programs.GlibcBinaries(bins[0].Config.Arch) {
+		if slices.Contains(glibcTimed, bin.Name) {
+			bins = append(bins, bin)
+		}
+	}
+	for _, bin := range bins {
+		name, a := bin.Name, args[bin.Name]
+		if bin.Config.Glibc {
+			name = "glibc-" + name
+		}
 		b.Run("plain/"+name, func(b *testing.B) { Run(b, Options{Collect: true}, bin.Path, a...) })
 		b.Run("timed/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Collect: true}, bin.Path, a...) })
 		b.Run("spe4096/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Setup: AttachSPE, Collect: true}, bin.Path, a...) })
