@@ -45,7 +45,7 @@ type Run struct {
 // values and 20 KB of runs, read back from the host's L2) measured 2-3.5%
 // fewer host instructions and 1.5-4% more timed MIPS (medians of runs
 // alternated with the old code) than 1024 on the short programs; 16384
-// was no better (README, Speed).
+// was no better (SPEED.md).
 const LogBatch = 4096
 
 // ValMask keeps a logged value's index inside a core's array of them.
