@@ -44,6 +44,45 @@ func loopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
 	return b, base + 4*uint64(body)
 }
 
+// jumpLoopBatch builds a batch of episodes of a loop whose body is one run
+// closed by a jump back to its start: two loads (as in loopBatch), an
+// add, a conditional branch that leaves the loop when taken, another add
+// and the jump. Each episode runs the body iters times; the last leaves
+// through the conditional branch to a run of one jump back to the start
+// (except in the batch's last episode, which leaves the batch there). It
+// returns the batch and the pc after it.
+func jumpLoopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
+	const base, exit = 0x10000, 0x20000
+	load := testOp(ClassLoad, UnitLoad, 2, 1)
+	load.Access = 8
+	add := testOp(ClassOther, UnitALU, 3, 2, 3)
+	cond := testOp(ClassBranch, UnitBranch, RegNone, 3)
+	cond.Flags = OpConditional
+	jump := testOp(ClassBranch, UnitBranch, RegNone)
+	infos := []OpInfo{load, load, add, cond, add, jump}
+	const leave = 4 // the operations of the last iteration
+	b := newBatch(episodes*(iters*len(infos)+1), 2)
+	n, ea := 0, uint64(0x800000)
+	for e := 0; e < episodes; e++ {
+		for it := 0; it < iters; it++ {
+			b.Runs = append(b.Runs, Run{Infos: infos, PC: base, Start: uint32(n)})
+			b.Vals[n], b.Vals[n+1] = ea, ea+8
+			ea += stride
+			if it < iters-1 {
+				n += len(infos)
+				continue
+			}
+			n += leave
+			if e < episodes-1 {
+				b.Runs = append(b.Runs, Run{Infos: infos[len(infos)-1:], PC: exit, Start: uint32(n)})
+				n++
+			}
+		}
+	}
+	b.n = n
+	return b, exit
+}
+
 // TestRepeatsExact: loops timed together (Timing.repeats) give the same
 // cycles, statistics and predictor state as every operation timed on its
 // own, with the closing branch's counter at 2 when a loop is entered
@@ -51,26 +90,29 @@ func loopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
 // the inner and the closing branch share a counter, and with accesses
 // that leave the hot lines now and then.
 func TestRepeatsExact(t *testing.T) {
-	for _, bpBits := range []int{12, 1, 0} {
-		for _, iters := range []int{1, 2, 3, 40} {
-			for _, stride := range []uint64{0, 8, 64, 4096} {
-				name := fmt.Sprintf("bp%d/iters%d/stride%d", bpBits, iters, stride)
-				p := Presets[0]
-				p.BPBits = bpBits
-				var got [2]*Timing
-				for k, noBlocks := range []bool{true, false} {
-					tm := NewTiming(&p)
-					tm.NoBlocks = noBlocks
-					for range 3 { // the counters start cold, then warm
-						b, next := loopBatch(30, iters, stride)
-						tm.Run(b, next, nil, nil)
+	loops := map[string]func(episodes, iters int, stride uint64) (*Batch, uint64){"cond": loopBatch, "jump": jumpLoopBatch}
+	for kind, loop := range loops {
+		for _, bpBits := range []int{12, 1, 0} {
+			for _, iters := range []int{1, 2, 3, 40} {
+				for _, stride := range []uint64{0, 8, 64, 4096} {
+					name := fmt.Sprintf("%s/bp%d/iters%d/stride%d", kind, bpBits, iters, stride)
+					p := Presets[0]
+					p.BPBits = bpBits
+					var got [2]*Timing
+					for k, noBlocks := range []bool{true, false} {
+						tm := NewTiming(&p)
+						tm.NoBlocks = noBlocks
+						for range 3 { // the counters start cold, then warm
+							b, next := loop(30, iters, stride)
+							tm.Run(b, next, nil, nil)
+						}
+						got[k] = tm
 					}
-					got[k] = tm
-				}
-				ref, tm := got[0], got[1]
-				if ref.cycle != tm.cycle || ref.Stats != tm.Stats || string(ref.bp) != string(tm.bp) {
-					t.Errorf("%s: summarised cycle %d, stats %+v, predictor %v; one by one %d, %+v, %v",
-						name, tm.cycle, tm.Stats, tm.bp, ref.cycle, ref.Stats, ref.bp)
+					ref, tm := got[0], got[1]
+					if ref.cycle != tm.cycle || ref.Stats != tm.Stats || string(ref.bp) != string(tm.bp) {
+						t.Errorf("%s: summarised cycle %d, stats %+v, predictor %v; one by one %d, %+v, %v",
+							name, tm.cycle, tm.Stats, tm.bp, ref.cycle, ref.Stats, ref.bp)
+					}
 				}
 			}
 		}

@@ -88,6 +88,10 @@ type timingBlock struct {
 	// itself.
 	cond  bool
 	bpIdx uint64
+	// jump: the closing branch is an unconditional direct branch without
+	// a link, always taken and never mispredicted (the predictor only
+	// counts it).
+	jump bool
 	seen  uint8
 	long  *timingBlock
 	inner []uint64
@@ -301,6 +305,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 			b.lastInfo, b.refill = in, lat+uint64(t.P.Mispred)-1
 			b.branch = in.Class == ClassBranch
 			b.cond = innerBranch(in)
+			b.jump = in.Class == ClassBranch && in.Flags&(OpConditional|OpReturn|OpIndirect|OpLink) == 0
 			b.condEnd = !through && b.cond
 			b.bpIdx = t.bpIndex(pc + off)
 			break

@@ -504,7 +504,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 				}
 				pc += blk.bytes
 				slot += blk.slots
-			} else if nx == pc && blk.cond && blk.again { // (a loop; not a call to itself)
+			} else if nx == pc && (blk.cond || blk.jump) && blk.again { // (a loop; not a call to itself)
 				r = t.repeats(b, r, blk, pc, limit, lineShift, next)
 			}
 			i += n
@@ -522,19 +522,20 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 
 // repeats times the runs after b.Runs[r] that are blk (at pc) again,
 // whole: a loop whose body is one summarised run ending at a conditional
-// branch (blk.cond), the one just timed, which ended run r. It goes as
-// far as Run's inline path and runBlock's loop path would time each run:
-// its accesses hit hot lines, runBlock finds blk pending and in time, and
-// the predictor holds the closing branch as taken (and a long form's
-// inner branches as not taken, as the run just timed left them). Every
-// run but the last of them then goes back to blk's start, taken and
-// predicted, so they are timed together. It returns the last run it
-// timed (r itself if none).
+// branch (blk.cond) or a jump (blk.jump, the loop left from inside), the
+// one just timed, which ended run r. It goes as far as Run's inline path
+// and runBlock's loop path would time each run: its accesses hit hot
+// lines, runBlock finds blk pending and in time, and the predictor holds
+// the closing conditional branch as taken (and a long form's inner
+// branches as not taken, as the run just timed left them). Every run but
+// the last of them then goes back to blk's start, taken and predicted, so
+// they are timed together. It returns the last run it timed (r itself if
+// none).
 func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint, next uint64) int {
 	// The run just timed went back to blk's start (taken) without a
-	// misprediction, so the closing branch's counter is 3 now: a long
-	// form's inner branch sharing the counter would have cleared it and
-	// made every such run mispredict.
+	// misprediction, so a closing conditional branch's counter is 3 now
+	// (a jump has none): a long form's inner branch sharing the counter
+	// would have cleared it and made every such run mispredict.
 	step := blk.issueC + 1
 	if t.pend != blk || t.cycle != t.pendC+step {
 		return r
@@ -544,14 +545,17 @@ func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int
 		return r
 	}
 	r += k
-	// runs 1 to k-1: taken, predicted, the counter stays 3; the inner
-	// branches' counters stay 0 (runBlock cleared them)
+	// runs 1 to k-1: taken, predicted, a conditional branch's counter
+	// stays 3; the inner branches' counters stay 0 (runBlock cleared
+	// them)
 	t.pendC = t.cycle + uint64(k-1)*step
 	t.cycle = t.pendC + step
 	t.hits += uint64(k * len(blk.mem))
 	t.Stats.Branches += uint64(k*len(blk.inner) + k - 1)
 	t.Stats.NotTaken += uint64(k * len(blk.inner))
-	if t.predictCond(blk.bpIdx, b.nextPC(r, next) != pc+blk.bytes) { // run k
+	if !blk.cond { // a jump: run k's is counted and taken, as the others'
+		t.Stats.Branches++
+	} else if t.predictCond(blk.bpIdx, b.nextPC(r, next) != pc+blk.bytes) { // run k
 		t.cycle += blk.refill
 		t.refill += blk.refill
 	}
