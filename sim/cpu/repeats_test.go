@@ -83,9 +83,10 @@ func jumpLoopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
 	return b, exit
 }
 
-// TestRepeatsExact: loops timed together (Timing.repeats) give the same
-// cycles, statistics and predictor state as every operation timed on its
-// own, with the closing branch's counter at 2 when a loop is entered
+// TestRepeatsExact: loops timed together (Timing.repeats), closed by a
+// conditional branch (loopBatch) or by a jump (jumpLoopBatch), give the
+// same cycles, statistics and predictor state as every operation timed on
+// its own, with the closing branch's counter at 2 when a loop is entered
 // (the episodes before left it there), with a predictor so small that
 // the inner and the closing branch share a counter, and with accesses
 // that leave the hot lines now and then.

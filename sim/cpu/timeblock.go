@@ -74,6 +74,10 @@ type timingBlock struct {
 	// run finds every register it writes ready in time, so nothing it
 	// reads can be late.
 	again bool
+	// jump: the closing branch is an unconditional direct branch without
+	// a link, always taken and never mispredicted (the predictor only
+	// counts it).
+	jump bool
 	// A summary that ends with a conditional branch (condEnd) gets a
 	// long form once that branch is seen not taken longAfter times (seen
 	// counts): long runs on through it, and through any further ones, to
@@ -88,10 +92,6 @@ type timingBlock struct {
 	// itself.
 	cond  bool
 	bpIdx uint64
-	// jump: the closing branch is an unconditional direct branch without
-	// a link, always taken and never mispredicted (the predictor only
-	// counts it).
-	jump bool
 	seen  uint8
 	long  *timingBlock
 	inner []uint64
