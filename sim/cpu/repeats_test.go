@@ -5,6 +5,26 @@ import (
 	"testing"
 )
 
+// loopOps describes the test loops' operations: a load of r2 through r1
+// (8 bytes), an add r3 = r2 + r3, a conditional direct branch on r3 and a
+// jump.
+func loopOps() (load, add, cond, jump OpInfo) {
+	load = testOp(ClassLoad, UnitLoad, 2, 1)
+	load.Access = 8
+	add = testOp(ClassOther, UnitALU, 3, 2, 3)
+	cond = testOp(ClassBranch, UnitBranch, RegNone, 3)
+	cond.Flags = OpConditional
+	jump = testOp(ClassBranch, UnitBranch, RegNone)
+	return load, add, cond, jump
+}
+
+// iteration logs a run of the loop body described by infos, at pc, from
+// the batch's n-th operation, its two loads at ea and ea+8.
+func iteration(b *Batch, infos []OpInfo, pc uint64, n int, ea uint64) {
+	b.Runs = append(b.Runs, Run{Infos: infos, PC: pc, Start: uint32(n)})
+	b.Vals[n], b.Vals[n+1] = ea, ea+8
+}
+
 // loopBatch builds a batch of episodes of a loop whose body is one run:
 // two loads (of a pointer that walks stride bytes per iteration), an add,
 // two conditional branches that are never taken (inner), another add and
@@ -16,20 +36,14 @@ import (
 // batch. It returns the batch and the pc after it.
 func loopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
 	const base = 0x10000
-	load := testOp(ClassLoad, UnitLoad, 2, 1)
-	load.Access = 8
-	add := testOp(ClassOther, UnitALU, 3, 2, 3)
-	cond := testOp(ClassBranch, UnitBranch, RegNone, 3)
-	cond.Flags = OpConditional
-	jump := testOp(ClassBranch, UnitBranch, RegNone)
+	load, add, cond, jump := loopOps()
 	infos := []OpInfo{load, load, add, cond, cond, add, cond, jump}
 	body := len(infos) - 1
 	b := newBatch(episodes*iters*(body+1)+1, 2)
 	n, ea := 0, uint64(0x800000)
 	for e := 0; e < episodes; e++ {
 		for it := 0; it < iters; it++ {
-			b.Runs = append(b.Runs, Run{Infos: infos, PC: base, Start: uint32(n)})
-			b.Vals[n], b.Vals[n+1] = ea, ea+8
+			iteration(b, infos, base, n, ea)
 			ea += stride
 			n += body
 			if it == iters-1 && e < episodes-1 {
@@ -53,20 +67,14 @@ func loopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
 // returns the batch and the pc after it.
 func jumpLoopBatch(episodes, iters int, stride uint64) (*Batch, uint64) {
 	const base, exit = 0x10000, 0x20000
-	load := testOp(ClassLoad, UnitLoad, 2, 1)
-	load.Access = 8
-	add := testOp(ClassOther, UnitALU, 3, 2, 3)
-	cond := testOp(ClassBranch, UnitBranch, RegNone, 3)
-	cond.Flags = OpConditional
-	jump := testOp(ClassBranch, UnitBranch, RegNone)
+	load, add, cond, jump := loopOps()
 	infos := []OpInfo{load, load, add, cond, add, jump}
 	const leave = 4 // the operations of the last iteration
 	b := newBatch(episodes*(iters*len(infos)+1), 2)
 	n, ea := 0, uint64(0x800000)
 	for e := 0; e < episodes; e++ {
 		for it := 0; it < iters; it++ {
-			b.Runs = append(b.Runs, Run{Infos: infos, PC: base, Start: uint32(n)})
-			b.Vals[n], b.Vals[n+1] = ea, ea+8
+			iteration(b, infos, base, n, ea)
 			ea += stride
 			if it < iters-1 {
 				n += len(infos)
