@@ -305,7 +305,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 			b.lastInfo, b.refill = in, lat+uint64(t.P.Mispred)-1
 			b.branch = in.Class == ClassBranch
 			b.cond = innerBranch(in)
-			b.jump = in.Class == ClassBranch && in.Flags&(OpConditional|OpReturn|OpIndirect|OpLink) == 0
+			b.jump = jumpBranch(in)
 			b.condEnd = !through && b.cond
 			b.bpIdx = t.bpIndex(pc + off)
 			break
@@ -393,6 +393,12 @@ func blockEnd(infos []OpInfo, avail int, cut, through bool, shift uint) int {
 // form's inner branch: a conditional direct branch.
 func innerBranch(in *OpInfo) bool {
 	return in.Class == ClassBranch && in.Flags&(OpConditional|OpReturn|OpIndirect|OpLink) == OpConditional
+}
+
+// jumpBranch reports whether an operation described by in is a jump: an
+// unconditional direct branch without a link.
+func jumpBranch(in *OpInfo) bool {
+	return in.Class == ClassBranch && in.Flags&(OpConditional|OpReturn|OpIndirect|OpLink) == 0
 }
 
 // extend makes a long form of blk, the summary of the operations

@@ -553,7 +553,7 @@ func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int
 	t.hits += uint64(k * len(blk.mem))
 	t.Stats.Branches += uint64(k*len(blk.inner) + k - 1)
 	t.Stats.NotTaken += uint64(k * len(blk.inner))
-	if !blk.cond { // a jump: run k's is counted and taken, as the others'
+	if blk.jump { // run k's is counted and taken, as the others'
 		t.Stats.Branches++
 	} else if t.predictCond(blk.bpIdx, b.nextPC(r, next) != pc+blk.bytes) { // run k
 		t.cycle += blk.refill

@@ -100,6 +100,9 @@ func NewMachine(path string, data []byte, p *cpu.CPUPreset, out io.Writer, args 
 	return m, nil
 }
 
+// Preset is the CPU (and SPE) preset the benchmarks time with.
+const Preset = "neoverse-n1"
+
 // longPrograms are the programs Timing and Models measure.
 var longPrograms = []string{"intloop", "fib", "listchase", "sort"}
 
@@ -114,7 +117,7 @@ var glibcTimed = []string{"sortsearch", "malloc"}
 // sampling every 4096 operations: compare the MIPS within one run. Each
 // run starts from a collected heap (Collect).
 func Timing(b *testing.B, config string, args map[string][]string) {
-	p, err := cpu.PresetByName("neoverse-n1")
+	p, err := cpu.PresetByName(Preset)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -142,9 +145,9 @@ func Timing(b *testing.B, config string, args map[string][]string) {
 	}
 }
 
-// AttachSPE programs a Neoverse-N1 SPE unit as perf record -c 4096 would.
+// AttachSPE programs an SPE unit of Preset as perf record -c 4096 would.
 func AttachSPE(m *cpu.Machine) error {
-	f := spe.Presets["neoverse-n1"]
+	f := spe.Presets[Preset]
 	c, err := spe.ParseEvent("arm_spe/ts_enable=1/", &f)
 	if err != nil {
 		return err
@@ -185,7 +188,7 @@ func Model(b *testing.B, path string, args ...string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := cpu.PresetByName("neoverse-n1")
+	p, err := cpu.PresetByName(Preset)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("runonce", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	mode := fs.String("mode", "timed", "`plain`, timed (neoverse-n1) or spe (timed, sampling every 4096)")
+	mode := fs.String("mode", "timed", "`plain`, timed (with runbench.Preset) or spe (timed, sampling every 4096)")
 	runs := fs.Int("runs", 1, "run the program `N` times, each on a fresh machine after a collection")
 	if err := fs.Parse(args); err != nil || fs.NArg() < 1 {
 		fmt.Fprintln(stderr, "usage: runonce [-mode plain|timed|spe] [-runs N] PROG [ARGS]")
@@ -72,7 +72,7 @@ func once(path string, args []string, mode string) (uint64, error) {
 	}
 	var p *cpu.CPUPreset
 	if mode != "plain" {
-		if p, err = cpu.PresetByName("neoverse-n1"); err != nil {
+		if p, err = cpu.PresetByName(runbench.Preset); err != nil {
 			return 0, err
 		}
 	}
