@@ -11,6 +11,7 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 )
 
 var update = flag.Bool("update", false, "rewrite generated README sections and golden files")
@@ -27,11 +28,11 @@ func syscallTable() string {
 	type row struct {
 		name string
 		nums map[string]uint64
-		sc   cpu.Syscall
+		sc   linux.Syscall
 	}
 	rows := map[string]*row{}
 	for _, a := range arches {
-		for _, s := range cpu.SyscallTable(a) {
+		for _, s := range linux.SyscallTable(a) {
 			r := rows[s.Name]
 			if r == nil {
 				r = &row{name: s.Name, nums: map[string]uint64{}, sc: s}
@@ -40,7 +41,7 @@ func syscallTable() string {
 			r.nums[a.Name] = s.Num
 		}
 	}
-	order := map[cpu.Support]int{cpu.Full: 0, cpu.Partial: 1, cpu.Denied: 2, cpu.Unsupported: 3}
+	order := map[linux.Support]int{linux.Full: 0, linux.Partial: 1, linux.Denied: 2, linux.Unsupported: 3}
 	var list []*row
 	for _, r := range rows {
 		list = append(list, r)
@@ -72,7 +73,7 @@ func syscallTable() string {
 			}
 		}
 		note := r.sc.Note
-		if r.sc.Support == cpu.Unsupported {
+		if r.sc.Support == linux.Unsupported {
 			note = "returns -ENOSYS, noted once on stderr (a fault with `--strict`)"
 		}
 		fmt.Fprintf(&sb, " %s | %s |\n", r.sc.Support, note)

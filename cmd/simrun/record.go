@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/profile"
 	"simrun/sim/spe"
 	"simrun/sim/unwind"
@@ -194,7 +195,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
-		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: cpu.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
+		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: linux.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
 	if !*quiet && isTerminal(stderr) {
 		job.Progress = stderr
 	}
@@ -345,7 +346,7 @@ type recordJob struct {
 	AuxPages int      // AUX area size in pages
 	Drain    bool     // perf reads the AUX area while the program runs
 	Regs     []string // NAME=VALUE register writes after the driver's
-	Cfg      cpu.Config
+	Cfg      linux.Config
 	// Progress, if not nil, gets a progress line (a terminal's stderr).
 	Progress io.Writer
 	// Callchain is the unwinding method for the samples' call stacks
@@ -386,7 +387,7 @@ func (j *recordJob) run() (*recording, error) {
 		return nil, err
 	}
 	cfg.Period = j.Period
-	m, err := cpu.Load(j.Cfg.Args[0], j.Cfg)
+	m, err := linux.Load(j.Cfg.Args[0], j.Cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 	"simrun/sim/profile"
 	"simrun/sim/spe"
@@ -33,7 +34,7 @@ func recordProgram(t *testing.T, path, event string, period uint64) (*recording,
 	t.Helper()
 	var out bytes.Buffer
 	j := recordJob{Event: event, Period: period, Model: "neoverse-n1", AuxPages: 128, Drain: true,
-		Cfg: cpu.Config{Args: []string{path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
+		Cfg: linux.Config{Args: []string{path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
 	r, err := j.run()
 	require.NoError(t, err)
 	require.Nil(t, r.exit.Fault, "%s", path)
@@ -500,7 +501,7 @@ func TestRecordProgress(t *testing.T) {
 	job := func(progress io.Writer) *recording {
 		var out bytes.Buffer
 		j := recordJob{Event: "arm_spe//", Period: 1024, Model: "neoverse-n1", AuxPages: 128, Drain: true, Progress: progress,
-			Cfg: cpu.Config{Args: []string{b.Path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
+			Cfg: linux.Config{Args: []string{b.Path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
 		r, err := j.run()
 		require.NoError(t, err)
 		return r

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/trace"
 )
 
@@ -44,7 +45,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *traceJSON != "" {
 		out = io.MultiWriter(stdout, &guestOut)
 	}
-	cfg := cpu.Config{
+	cfg := linux.Config{
 		Args:     fs.Args(),
 		Env:      env,
 		Stdin:    stdin,
@@ -54,7 +55,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
 	}
-	m, err := cpu.Load(prog, cfg)
+	m, err := linux.Load(prog, cfg)
 	if err != nil {
 		return err
 	}

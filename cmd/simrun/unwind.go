@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/unwind"
 )
 
@@ -121,7 +122,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	m, err := cpu.New(prog, data, cpu.Config{
+	m, err := linux.New(prog, data, linux.Config{
 		Args: fs.Args(), Env: env, Stdin: stdin, Stdout: stderr, Stderr: stderr,
 		Seed: *seed, MaxInsns: *maxInsns,
 	})
@@ -176,6 +177,6 @@ func enablePAuth(m *cpu.Machine) error {
 	if !ok {
 		return errors.New("--pauth: the " + m.Arch.Name + " core has no pointer authentication")
 	}
-	c.EnablePAuth(m.Cfg.Seed)
+	c.EnablePAuth(linux.Of(m).Cfg.Seed)
 	return nil
 }

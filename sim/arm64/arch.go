@@ -32,6 +32,7 @@ const (
 // Arch is the arm64 descriptor.
 var Arch = &cpu.Arch{
 	Name:         "arm64",
+	GNUTriple:    "aarch64-linux-gnu",
 	ELFMachine:   elf.EM_AARCH64,
 	ByteOrder:    binary.LittleEndian,
 	UnameMachine: "aarch64",
@@ -44,6 +45,7 @@ var Arch = &cpu.Arch{
 	SigTramp:   []byte{0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4},
 	Syscalls:   syscalls,
 	Stat:       statGeneric,
+	OpenFlags:  cpu.OpenFlags{Directory: 0o40000, Nofollow: 0o100000, Direct: 0o200000, Largefile: 0o400000},
 	GPRNames:   gprNames(),
 	FlagsName:  "nzcv",
 	NumVec:     32,
@@ -126,6 +128,9 @@ func statGeneric(o binary.ByteOrder, st *cpu.Stat) []byte {
 	o.PutUint64(b[72:], st.Atime)
 	o.PutUint64(b[88:], st.Mtime)
 	o.PutUint64(b[104:], st.Ctime)
+	o.PutUint64(b[80:], st.AtimeNsec)
+	o.PutUint64(b[96:], st.MtimeNsec)
+	o.PutUint64(b[112:], st.CtimeNsec)
 	return b
 }
 
@@ -217,4 +222,24 @@ var syscalls = map[string]uint64{
 	"statx":             291,
 	"rseq":              293,
 	"clone3":            435,
+	"symlinkat":         36,
+	"linkat":            37,
+	"renameat":          38,
+	"fallocate":         47,
+	"chdir":             49,
+	"fchdir":            50,
+	"fchmodat":          53,
+	"fchownat":          54,
+	"preadv":            69,
+	"pwritev":           70,
+	"sendfile":          71,
+	"fdatasync":         83,
+	"utimensat":         88,
+	"getsid":            156,
+	"getgroups":         158,
+	"fadvise64":         223,
+	"msync":             227,
+	"renameat2":         276,
+	"copy_file_range":   285,
+	"faccessat2":        439,
 }

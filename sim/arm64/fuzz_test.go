@@ -7,6 +7,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // FuzzDecodeA64 decodes an arbitrary word and executes it once in a tiny
@@ -27,7 +28,7 @@ func FuzzDecodeA64(f *testing.F) {
 			}
 		}
 		code := elftest.Words(binary.LittleEndian, w, 0xd2800bc8, 0xd4000001)
-		m, err := cpu.New("fuzz", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, make([]byte, 8192)), cpu.Config{MaxInsns: 3})
+		m, err := linux.New("fuzz", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, make([]byte, 8192)), linux.Config{MaxInsns: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // sysMachine is a machine whose code is a run of svc instructions, so a
@@ -34,7 +35,7 @@ func newSysMachine(t *testing.T, seed uint64, strict bool) *sysMachine {
 		code[i] = 0xd4000001 // svc #0
 	}
 	img := elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, code...), make([]byte, 2*cpu.PageSize))
-	m, err := cpu.New("sys", img, cpu.Config{Stdout: &s.out, Stderr: &s.out, Notes: &s.notes, Seed: seed, Strict: strict})
+	m, err := linux.New("sys", img, linux.Config{Stdout: &s.out, Stderr: &s.out, Notes: &s.notes, Seed: seed, Strict: strict})
 	require.NoError(t, err)
 	s.m, s.c = m, m.Core.(*Core)
 	return s
@@ -68,27 +69,27 @@ func neg(e int) uint64 { return uint64(-int64(e)) }
 func TestSyscallsIO(t *testing.T) {
 	s := newSysMachine(t, 1, false)
 	s.poke(s.data, []byte("hello\n"))
-	assert.Equal(t, uint64(6), s.sys(64, 1, s.data, 6))           // write(1)
-	assert.Equal(t, neg(cpu.EBADF), s.sys(64, 7, s.data, 6))      // write(7)
-	assert.Equal(t, neg(cpu.EFAULT), s.sys(64, 1, 0x12340000, 6)) // bad buffer
-	iov := binary.LittleEndian.AppendUint64(nil, s.data)          // iov[0] = {data, 2}
+	assert.Equal(t, uint64(6), s.sys(64, 1, s.data, 6))             // write(1)
+	assert.Equal(t, neg(linux.EBADF), s.sys(64, 7, s.data, 6))      // write(7)
+	assert.Equal(t, neg(linux.EFAULT), s.sys(64, 1, 0x12340000, 6)) // bad buffer
+	iov := binary.LittleEndian.AppendUint64(nil, s.data)            // iov[0] = {data, 2}
 	iov = binary.LittleEndian.AppendUint64(iov, 2)
 	iov = binary.LittleEndian.AppendUint64(iov, s.data+4) // iov[1] = {data+4, 2}
 	iov = binary.LittleEndian.AppendUint64(iov, 2)
 	s.poke(s.data+0x100, iov)
 	assert.Equal(t, uint64(4), s.sys(66, 2, s.data+0x100, 2)) // writev(2)
 	assert.Equal(t, "hello\nheo\n", s.out.String())
-	assert.Equal(t, uint64(0), s.sys(63, 0, s.data, 16))           // read(0): empty stdin
-	assert.Equal(t, neg(cpu.ENOTTY), s.sys(29, 1, 0x5413, s.data)) // ioctl TIOCGWINSZ
-	assert.Equal(t, neg(cpu.ESPIPE), s.sys(62, 1, 0, 0))           // lseek
-	assert.Equal(t, uint64(0), s.sys(80, 1, s.data))               // fstat(1)
+	assert.Equal(t, uint64(0), s.sys(63, 0, s.data, 16))             // read(0): empty stdin
+	assert.Equal(t, neg(linux.ENOTTY), s.sys(29, 1, 0x5413, s.data)) // ioctl TIOCGWINSZ
+	assert.Equal(t, neg(linux.ESPIPE), s.sys(62, 1, 0, 0))           // lseek
+	assert.Equal(t, uint64(0), s.sys(80, 1, s.data))                 // fstat(1)
 	mode := binary.LittleEndian.Uint32(s.peek(s.data+16, 4))
 	assert.Equal(t, uint32(0o010000), mode&0o170000, "stdout is a pipe here (S_IFIFO), mode %o", mode)
 	s.poke(s.data+0x200, []byte{0})
-	assert.Equal(t, uint64(0), s.sys(79, 2, s.data+0x200, s.data, 0x1000))    // newfstatat(2, "", AT_EMPTY_PATH)
-	assert.Equal(t, neg(cpu.ENOENT), s.sys(56, ^uint64(99), s.data+0x200, 0)) // openat
-	assert.Equal(t, uint64(0), s.sys(57, 2))                                  // close(2)
-	assert.Equal(t, neg(cpu.EBADF), s.sys(64, 2, s.data, 1))                  // write(2) after close
+	assert.Equal(t, uint64(0), s.sys(79, 2, s.data+0x200, s.data, 0x1000))      // newfstatat(2, "", AT_EMPTY_PATH)
+	assert.Equal(t, neg(linux.ENOENT), s.sys(56, ^uint64(99), s.data+0x200, 0)) // openat
+	assert.Equal(t, uint64(0), s.sys(57, 2))                                    // close(2)
+	assert.Equal(t, neg(linux.EBADF), s.sys(64, 2, s.data, 1))                  // write(2) after close
 }
 
 func TestSyscallsMemory(t *testing.T) {
@@ -114,11 +115,11 @@ func TestSyscallsMemory(t *testing.T) {
 	assert.Equal(t, uint64(0), s.sys(215, a, 8192))         // munmap
 	_, ok = s.m.Mem.Load8(a)
 	assert.False(t, ok)
-	assert.Equal(t, neg(cpu.ENODEV), s.sys(222, 0, 4096, rw, 2, 3, 0), "file mappings are refused")
-	assert.Equal(t, neg(cpu.EINVAL), s.sys(222, 0, 0, rw, anon, ^uint64(0), 0))
+	assert.Equal(t, neg(linux.ENODEV), s.sys(222, 0, 4096, rw, 2, 3, 0), "file mappings are refused")
+	assert.Equal(t, neg(linux.EINVAL), s.sys(222, 0, 0, rw, anon, ^uint64(0), 0))
 	fixed := s.sys(222, 0x600000000, 4096, rw, anon|0x10, ^uint64(0), 0)
 	assert.Equal(t, uint64(0x600000000), fixed)
-	assert.Equal(t, neg(cpu.EEXIST), s.sys(222, 0x600000000, 4096, rw, anon|0x100000, ^uint64(0), 0))
+	assert.Equal(t, neg(linux.EEXIST), s.sys(222, 0x600000000, 4096, rw, anon|0x100000, ^uint64(0), 0))
 }
 
 func TestSyscallsClockRandomIdentity(t *testing.T) {
@@ -135,7 +136,7 @@ func TestSyscallsClockRandomIdentity(t *testing.T) {
 	assert.Greater(t, t2, t1, "the virtual clock advances with instructions")
 	s.sys(113, 0, s.data)
 	assert.GreaterOrEqual(t, binary.LittleEndian.Uint64(s.peek(s.data, 8)), uint64(1767225600))
-	assert.Equal(t, neg(cpu.EINVAL), s.sys(113, 77, s.data))
+	assert.Equal(t, neg(linux.EINVAL), s.sys(113, 77, s.data))
 	assert.Equal(t, uint64(16), s.sys(278, s.data, 16, 0)) // getrandom
 	r1 := s.peek(s.data, 16)
 	s2 := newSysMachine(t, 5, false)
@@ -158,11 +159,11 @@ func TestSyscallsClockRandomIdentity(t *testing.T) {
 
 func TestSyscallsUnsupportedAndSignals(t *testing.T) {
 	s := newSysMachine(t, 1, false)
-	assert.Equal(t, neg(cpu.ENOSYS), s.sys(4000))
-	assert.Equal(t, neg(cpu.ENOSYS), s.sys(4000))
+	assert.Equal(t, neg(linux.ENOSYS), s.sys(4000))
+	assert.Equal(t, neg(linux.ENOSYS), s.sys(4000))
 	assert.Equal(t, 1, strings.Count(s.notes.String(), "unsupported syscall 4000"), "noted once: %q", s.notes.String())
-	assert.Equal(t, neg(cpu.ENOSYS), s.sys(220), "clone: denied") // clone
-	s.sys(131, 1000, 1000, 6)                                     // tgkill(self, SIGABRT)
+	assert.Equal(t, neg(linux.ENOSYS), s.sys(220), "clone: denied") // clone
+	s.sys(131, 1000, 1000, 6)                                       // tgkill(self, SIGABRT)
 	require.True(t, s.m.Exited())
 
 	st := newSysMachine(t, 1, true)
@@ -192,7 +193,7 @@ func TestSelfModifyingCode(t *testing.T) {
 		0xd2800bc8, 0xd4000001, 0xd2800040)
 	f := &elftest.File{Machine: elf.EM_AARCH64, Entry: 0x400000, Segments: []elftest.Segment{
 		{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_W | elf.PF_X}}}
-	m, err := cpu.New("smc", f.Bytes(), cpu.Config{})
+	m, err := linux.New("smc", f.Bytes(), linux.Config{})
 	require.NoError(t, err)
 	c := m.Core.(*Core)
 	c.x[4], c.x[5] = 0x400000, 0x400028
@@ -212,7 +213,7 @@ func TestNextOp(t *testing.T) {
 		0x4e208400, // add v0.16b, v0.16b, v0.16b
 		0x1e602820, // fadd d0, d1, d0
 		0xb8200020) // ldadd w0, w0, [x1]
-	m, err := cpu.New("op", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, make([]byte, 64)), cpu.Config{})
+	m, err := linux.New("op", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, make([]byte, 64)), linux.Config{})
 	require.NoError(t, err)
 	c := m.Core.(*Core)
 	c.x[1], c.x[2], c.x[30] = 0x410008, 0x400400, 0x400800

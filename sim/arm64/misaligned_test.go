@@ -9,6 +9,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // TestBranchToMisalignedPC: a register branch to an address that is not a
@@ -21,7 +22,7 @@ func TestBranchToMisalignedPC(t *testing.T) {
 		0xd4000001, // svc #0
 	)
 	for _, timed := range []bool{false, true} {
-		m, err := cpu.New("misaligned", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, nil), cpu.Config{MaxInsns: 100})
+		m, err := linux.New("misaligned", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, nil), linux.Config{MaxInsns: 100})
 		require.NoError(t, err)
 		if timed {
 			p, err := cpu.PresetByName("neoverse-n1")

@@ -15,6 +15,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 )
 
@@ -84,7 +85,7 @@ var pauthForms = []uint32{
 func pauthMachine(t *testing.T, words []uint32, on bool, seed uint64) (*cpu.Machine, *Core) {
 	t.Helper()
 	img := elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, words...), nil)
-	m, err := cpu.New("pauth", img, cpu.Config{Seed: seed})
+	m, err := linux.New("pauth", img, linux.Config{Seed: seed})
 	require.NoError(t, err)
 	c := m.Core.(*Core)
 	if on {
@@ -245,7 +246,7 @@ func TestPAuthQemu(t *testing.T) {
 			data, err := os.ReadFile(p)
 			require.NoError(t, err)
 			var out bytes.Buffer
-			m, err := cpu.New(p, data, cpu.Config{Stdout: &out, Seed: 1})
+			m, err := linux.New(p, data, linux.Config{Stdout: &out, Seed: 1})
 			require.NoError(t, err)
 			m.Core.(*Core).EnablePAuth(1)
 			exit, err := m.Run()

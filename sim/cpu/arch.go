@@ -17,7 +17,8 @@ import (
 
 // Arch describes one instruction set and its Linux user ABI.
 type Arch struct {
-	Name       string // "arm64", "s390x"
+	Name       string // "arm64", "s390x" (also Debian's architecture names)
+	GNUTriple  string // "aarch64-linux-gnu": names Debian's cross sysroot /usr/TRIPLE
 	ELFMachine elf.Machine
 	ByteOrder  binary.ByteOrder
 
@@ -38,6 +39,9 @@ type Arch struct {
 	Syscalls map[string]uint64
 	// Stat encodes a struct stat in the arch's layout.
 	Stat func(order binary.ByteOrder, st *Stat) []byte
+	// OpenFlags are the open(2) flags whose values differ between
+	// architectures.
+	OpenFlags OpenFlags
 
 	// Register facts for tracing and unwinding.
 	GPRNames      []string // order of State.GPR, e.g. x0..x30, sp
@@ -159,4 +163,18 @@ func (s *State) Clone() *State {
 	c.GPR = append([]uint64(nil), s.GPR...)
 	c.Vec = append([][2]uint64(nil), s.Vec...)
 	return &c
+}
+
+// Stat is the arch-neutral content of a struct stat; Arch.Stat encodes it.
+type Stat struct {
+	Dev, Ino, Mode, Nlink, UID, GID, Rdev, Size, Blksize, Blocks uint64
+	Atime, Mtime, Ctime                                          uint64 // seconds
+	AtimeNsec, MtimeNsec, CtimeNsec                              uint64
+}
+
+// OpenFlags are the values of the open(2) flags that arm64 defines for
+// itself (arch/arm64/include/uapi/asm/fcntl.h) and s390x takes from
+// asm-generic; the other flags have one value everywhere.
+type OpenFlags struct {
+	Directory, Nofollow, Direct, Largefile uint64
 }

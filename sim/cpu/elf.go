@@ -23,6 +23,9 @@ type Image struct {
 	BrkStart uint64
 	Segments []Segment
 	Symbols  []Symbol // function and object symbols, sorted by address
+	// Interp is the program interpreter (PT_INTERP) it asks for; "" for a
+	// static program.
+	Interp string
 }
 
 // Segment is one PT_LOAD segment as mapped.
@@ -56,8 +59,8 @@ func loadErr(path, format string, args ...any) error {
 	return &LoadError{Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
-// ParseELF checks that data is a static 64-bit executable for a registered
-// architecture and returns its parsed form.
+// ParseELF checks that data is a 64-bit executable or shared object for a
+// registered architecture and returns its parsed form.
 func ParseELF(path string, data []byte) (f *elf.File, arch *Arch, err error) {
 	if len(data) < 4 || !bytes.Equal(data[:4], []byte(elf.ELFMAG)) {
 		return nil, nil, loadErr(path, "not an ELF file (no \\x7fELF magic)")
@@ -86,13 +89,6 @@ func ParseELF(path string, data []byte) (f *elf.File, arch *Arch, err error) {
 	case elf.ET_EXEC, elf.ET_DYN:
 	default:
 		return nil, nil, loadErr(path, "ELF type %v is not an executable", f.Type)
-	}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			interp := make([]byte, min(p.Filesz, 256))
-			n, _ := p.ReadAt(interp, 0)
-			return nil, nil, loadErr(path, "dynamically linked (interpreter %q): simrun runs statically linked programs only", bytes.TrimRight(interp[:n], "\x00"))
-		}
 	}
 	return f, arch, nil
 }
@@ -182,6 +178,21 @@ func LoadELF(mem *Memory, path string, data []byte, base uint64) (*Image, error)
 	for _, s := range segs {
 		img.End = max(img.End, alignUp(s.Vaddr+s.Memsz, PageSize))
 	}
+	// qemu-user reserves the image's whole span with no access before it
+	// maps the segments, so the holes between them stay mapped (---p in
+	// /proc/self/maps) and no later mmap lands there.
+	if (img.End-img.Start)>>PageShift > maxImagePages {
+		return nil, loadErr(path, "segments span 0x%x..0x%x: more than simrun loads (%d pages, 1 GiB)", img.Start, img.End, maxImagePages)
+	}
+	for i := 1; i < len(segs); i++ {
+		lo := alignUp(segs[i-1].Vaddr+segs[i-1].Memsz, PageSize)
+		hi := segs[i].Vaddr &^ PageMask
+		if lo < hi && mem.FreeRange(lo, hi-lo) {
+			if err := mem.Map(lo, hi-lo, 0); err != nil {
+				return nil, loadErr(path, "%v", err)
+			}
+		}
+	}
 	img.BrkStart = img.End
 	img.Entry = f.Entry + img.Bias
 	inExec := false
@@ -210,6 +221,10 @@ func LoadELF(mem *Memory, path string, data []byte, base uint64) (*Image, error)
 		}
 	}
 	img.Symbols = readSymbols(f, img.Bias)
+	img.Interp, err = Interp(path, f)
+	if err != nil {
+		return nil, err
+	}
 	return img, nil
 }
 
@@ -263,4 +278,26 @@ func (img *Image) SymbolAt(addr uint64) (Symbol, uint64, bool) {
 		break
 	}
 	return Symbol{}, 0, false
+}
+
+// Interp returns the program interpreter f asks for (PT_INTERP), or "".
+func Interp(path string, f *elf.File) (string, error) {
+	for i, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		if p.Filesz == 0 || p.Filesz > 4096 {
+			return "", loadErr(path, "PT_INTERP (program header %d) has size %d: not a path", i, p.Filesz)
+		}
+		b := make([]byte, p.Filesz)
+		if n, err := p.ReadAt(b, 0); n != len(b) {
+			return "", loadErr(path, "PT_INTERP (program header %d) is truncated: %v", i, err)
+		}
+		name := string(bytes.TrimRight(b, "\x00"))
+		if name == "" || bytes.IndexByte([]byte(name), 0) >= 0 {
+			return "", loadErr(path, "PT_INTERP (program header %d) is not a NUL-terminated path", i)
+		}
+		return name, nil
+	}
+	return "", nil
 }

@@ -10,6 +10,7 @@ import (
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 	_ "simrun/sim/s390x"
 )
 
@@ -35,7 +36,7 @@ var lowPCPrograms = []struct {
 func TestRunFromLowPC(t *testing.T) {
 	for _, p := range lowPCPrograms {
 		for _, pc := range []uint64{0, 4, 0xffc} {
-			m, err := cpu.New(p.name, p.img, cpu.Config{})
+			m, err := linux.New(p.name, p.img, linux.Config{})
 			require.NoError(t, err)
 			m.Core.SetPC(pc)
 			n, stop := m.Core.Run(10)
@@ -51,7 +52,7 @@ func TestRunFromLowPC(t *testing.T) {
 // fetch fault at 0, not in a simulator error.
 func TestNullCallStepped(t *testing.T) {
 	for _, p := range lowPCPrograms {
-		m, err := cpu.New(p.name, p.img, cpu.Config{MaxInsns: 100})
+		m, err := linux.New(p.name, p.img, linux.Config{MaxInsns: 100})
 		require.NoError(t, err)
 		m.Observer = func(*cpu.Machine) error { return nil }
 		exit, err := m.Run()

@@ -3,38 +3,33 @@ package cpu
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"time"
 )
 
-// Config is how a program is started.
-type Config struct {
-	Args   []string  // argv, argv[0] included (defaults to the program path)
-	Env    []string  // envp, passed exactly (nil = empty)
-	Stdin  io.Reader // nil = empty input
-	Stdout io.Writer // nil = discard
-	Stderr io.Writer // nil = discard
-	// Notes receives one-time notes (unsupported syscalls); nil = Stderr.
-	Notes    io.Writer
-	Seed     uint64 // seeds AT_RANDOM and getrandom
-	MaxInsns uint64 // 0 = unlimited
-	Strict   bool   // unsupported syscalls fault instead of returning -ENOSYS
+// Kernel is the operating system around a machine: it handles what the
+// core hands over (syscalls). The simulated Linux kernel (sim/linux)
+// implements it; sim/cpu knows no operating system.
+type Kernel interface {
+	// Syscall runs the syscall the core stopped at: it reads the number
+	// and arguments from m.Core and writes the result there, or ends the
+	// run (m.Exit, m.EndFault).
+	Syscall(m *Machine)
 }
 
-// Machine is one simulated process: memory, a CPU core and the Linux state
-// around them.
+// Machine is one simulated CPU core with its memory: what runs a program.
+// The kernel (Machine.Kernel) lays the program out and answers its
+// syscalls.
 type Machine struct {
-	Arch  *Arch
-	Mem   *Memory
-	Core  Core
-	Image *Image
-	Cfg   Config
+	Arch   *Arch
+	Mem    *Memory
+	Core   Core
+	Image  *Image // the main program
+	Kernel Kernel
 
+	MaxInsns uint64 // stop with FaultInsnLimit after this many (0: no limit)
 	Insns    uint64 // retired instructions
 	Syscalls uint64 // syscalls executed
 
@@ -48,9 +43,6 @@ type Machine struct {
 	log       *Batch
 	times     []OpTiming // details for the consumers, reused
 
-	os     linuxState
-	rng    *guestRandom
-	exe    string // what /proc/self/exe points to
 	exited bool
 	status int
 	fault  *Fault
@@ -62,75 +54,12 @@ type Exit struct {
 	Fault  *Fault // nil for a normal exit
 }
 
-// Load reads the program at path and prepares a machine for it.
-func Load(path string, cfg Config) (*Machine, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return New(path, data, cfg)
-}
-
-// New prepares a machine for the ELF image in data.
-func New(path string, data []byte, cfg Config) (*Machine, error) {
-	_, arch, err := ParseELF(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Args) == 0 {
-		cfg.Args = []string{path}
-	}
-	if cfg.Stdout == nil {
-		cfg.Stdout = io.Discard
-	}
-	if cfg.Stderr == nil {
-		cfg.Stderr = io.Discard
-	}
-	if cfg.Notes == nil {
-		cfg.Notes = cfg.Stderr
-	}
-	m := &Machine{Arch: arch, Mem: NewMemory(), Cfg: cfg, exe: exePath(path)}
-	m.rng = newGuestRandom(cfg.Seed)
-	// Address-space layout as qemu-user 7.2 builds it: a static-PIE image at
-	// the mmap base followed by a 32 MiB brk reservation; then the stack
-	// (8 MiB plus a guard page) and the signal trampoline page.
-	m.os.mmapNext = arch.MmapBase
-	img, err := LoadELF(m.Mem, path, data, arch.MmapBase)
-	if err != nil {
-		return nil, err
-	}
-	m.Image = img
-	if img.Bias != 0 {
-		m.os.mmapNext = img.End + brkReserve
-	}
-	m.os.brkStart, m.os.brk = img.BrkStart, img.BrkStart
+// NewMachine returns a machine for arch with empty memory and a core whose
+// registers are all zero; the kernel loads a program into it.
+func NewMachine(arch *Arch) *Machine {
+	m := &Machine{Arch: arch, Mem: NewMemory()}
 	m.Core = arch.NewCore(m)
-	sp, err := m.setupStack()
-	if err != nil {
-		return nil, err
-	}
-	m.Core.SetStack(sp)
-	m.Core.SetPC(img.Entry)
-	m.os.init(m)
-	return m, nil
-}
-
-const (
-	stackSize  = 8 << 20
-	brkReserve = 32 << 20
-)
-
-// exePath is the program's absolute path with symbolic links resolved,
-// as qemu-user reports /proc/self/exe.
-func exePath(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
-	}
-	return abs
+	return m
 }
 
 // Exited reports whether the guest has exited (or faulted).
@@ -174,17 +103,17 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 	defer func() {
 		// A simulator bug must end the run with a message, not a crash.
 		if r := recover(); r != nil {
-			m.endFault(m.describeFault(&Fault{PC: m.Core.PC(), Kind: FaultInternal,
-				Err: fmt.Errorf("simulator bug, please report: %v\n%s", r, debug.Stack())}))
+			m.EndFault(&Fault{PC: m.Core.PC(), Kind: FaultInternal,
+				Err: fmt.Errorf("simulator bug, please report: %v\n%s", r, debug.Stack())})
 		}
 	}()
-	if m.Cfg.MaxInsns != 0 {
-		if m.Insns >= m.Cfg.MaxInsns {
-			m.endFault(&Fault{Arch: m.Arch.Name, PC: m.Core.PC(), Kind: FaultInsnLimit,
+	if m.MaxInsns != 0 {
+		if m.Insns >= m.MaxInsns {
+			m.EndFault(&Fault{PC: m.Core.PC(), Kind: FaultInsnLimit,
 				Err: fmt.Errorf("%d instructions retired (--max-insns)", m.Insns)})
 			return nil
 		}
-		budget = min(budget, m.Cfg.MaxInsns-m.Insns)
+		budget = min(budget, m.MaxInsns-m.Insns)
 	}
 	if m.Observer != nil {
 		budget = 1
@@ -216,9 +145,9 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 	switch stop.Kind {
 	case StopSyscall:
 		m.Syscalls++
-		m.syscall()
+		m.Kernel.Syscall(m)
 	case StopFault:
-		m.endFault(m.describeFault(stop.Fault))
+		m.EndFault(stop.Fault)
 	}
 	return nil
 }
@@ -246,20 +175,18 @@ func (m *Machine) describeFault(f *Fault) *Fault {
 	return f
 }
 
-func (m *Machine) endFault(f *Fault) {
-	m.fault = f
+// EndFault ends the run with fault f, adding the instruction bytes and
+// disassembly at its pc.
+func (m *Machine) EndFault(f *Fault) {
+	m.fault = m.describeFault(f)
 	m.exited = true
 	m.status = f.ExitStatus()
 }
 
-func (m *Machine) exit(status int) {
+// Exit ends the run with the guest's exit status (its low 8 bits).
+func (m *Machine) Exit(status int) {
 	m.exited = true
 	m.status = status & 0xff
-}
-
-// Note writes a one-line note to the notes stream.
-func (m *Machine) Note(format string, args ...any) {
-	fmt.Fprintf(m.Cfg.Notes, "simrun: "+format+"\n", args...)
 }
 
 // VirtualNanos is the virtual clock: the timing model's cycles at the

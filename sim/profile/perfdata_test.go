@@ -14,6 +14,7 @@ import (
 	"simrun/programs"
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 	"simrun/sim/spe"
 )
@@ -113,7 +114,7 @@ func TestPerfScriptAndMem(t *testing.T) {
 }
 
 func symbolAddr(t *testing.T, path, name string) uint64 {
-	m, err := cpu.Load(path, cpu.Config{})
+	m, err := linux.Load(path, linux.Config{})
 	require.NoError(t, err)
 	for _, s := range m.Image.Symbols {
 		if s.Name == name {

@@ -13,6 +13,7 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/spe"
 )
 
@@ -88,7 +89,7 @@ func newMachine(b *testing.B, path string, data []byte, p *cpu.CPUPreset, out *b
 // NewMachine loads the ELF image data (from path) with argv path+args,
 // its standard output to out, timed with preset p unless p is nil.
 func NewMachine(path string, data []byte, p *cpu.CPUPreset, out io.Writer, args []string) (*cpu.Machine, error) {
-	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, args...), Stdout: out})
+	m, err := linux.New(path, data, linux.Config{Args: append([]string{path}, args...), Stdout: out})
 	if err != nil {
 		return nil, err
 	}

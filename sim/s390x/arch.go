@@ -33,6 +33,7 @@ const (
 // AT_PLATFORM and no AT_HWCAP2, and neither has this one.
 var Arch = &cpu.Arch{
 	Name:         "s390x",
+	GNUTriple:    "s390x-linux-gnu",
 	ELFMachine:   elf.EM_S390,
 	ByteOrder:    binary.BigEndian,
 	UnameMachine: "s390x",
@@ -43,6 +44,7 @@ var Arch = &cpu.Arch{
 	SigTramp:      []byte{0x0a, 119, 0x0a, 173},
 	Syscalls:      syscalls,
 	Stat:          stat,
+	OpenFlags:     cpu.OpenFlags{Directory: 0o200000, Nofollow: 0o400000, Direct: 0o40000, Largefile: 0o100000},
 	GPRNames:      gprNames(),
 	SyscallResult: 2, // r2
 	FlagsName:     "cc",
@@ -129,6 +131,9 @@ func stat(o binary.ByteOrder, st *cpu.Stat) []byte {
 	o.PutUint64(b[56:], st.Atime)
 	o.PutUint64(b[72:], st.Mtime)
 	o.PutUint64(b[88:], st.Ctime)
+	o.PutUint64(b[64:], st.AtimeNsec)
+	o.PutUint64(b[80:], st.MtimeNsec)
+	o.PutUint64(b[96:], st.CtimeNsec)
 	o.PutUint64(b[104:], st.Blksize)
 	o.PutUint64(b[112:], st.Blocks)
 	return b
@@ -228,4 +233,40 @@ var syscalls = map[string]uint64{
 	"statx":             379,
 	"rseq":              383,
 	"clone3":            435,
+	"creat":             8,
+	"link":              9,
+	"unlink":            10,
+	"chdir":             12,
+	"chmod":             15,
+	"rename":            38,
+	"mkdir":             39,
+	"rmdir":             40,
+	"pipe":              42,
+	"dup2":              63,
+	"getpgrp":           65,
+	"symlink":           83,
+	"stat":              106,
+	"lstat":             107,
+	"fchdir":            133,
+	"msync":             144,
+	"getsid":            147,
+	"fdatasync":         148,
+	"poll":              168,
+	"sendfile":          187,
+	"lchown":            198,
+	"getgroups":         205,
+	"chown":             212,
+	"fadvise64":         253,
+	"fchownat":          291,
+	"renameat":          295,
+	"linkat":            296,
+	"symlinkat":         297,
+	"fchmodat":          299,
+	"fallocate":         314,
+	"utimensat":         315,
+	"preadv":            328,
+	"pwritev":           329,
+	"renameat2":         347,
+	"copy_file_range":   375,
+	"faccessat2":        439,
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 )
 
 // TestExecuteBranchToNull: an EXECUTE whose target is a branch to address
@@ -20,7 +21,7 @@ func TestExecuteBranchToNull(t *testing.T) {
 		"07f1",         // br %r1 (the EXECUTE's target)
 	)
 	for _, observed := range []bool{false, true} {
-		m, err := cpu.New("exnull", prog(code, nil), cpu.Config{MaxInsns: 100})
+		m, err := linux.New("exnull", prog(code, nil), linux.Config{MaxInsns: 100})
 		require.NoError(t, err)
 		if observed {
 			m.Observer = func(*cpu.Machine) error { return nil }

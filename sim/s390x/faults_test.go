@@ -18,6 +18,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/difftest"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 )
 
@@ -103,7 +104,7 @@ func TestBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			m, err := cpu.New("bad", tt.elf, cpu.Config{Stdout: &out})
+			m, err := linux.New("bad", tt.elf, linux.Config{Stdout: &out})
 			require.NoError(t, err)
 			exit, err := m.Run()
 			require.NoError(t, err)

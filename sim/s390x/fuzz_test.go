@@ -7,6 +7,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // opByKeyInfo is the table entry the bytes select, if any.
@@ -55,7 +56,7 @@ func FuzzDecodeS390x(f *testing.F) {
 				{Vaddr: 0x400000, Data: page, Flags: elf.PF_R | elf.PF_X},
 				{Vaddr: 0x410000, Data: make([]byte, 8192), Flags: elf.PF_R | elf.PF_W},
 			}}
-		m, err := cpu.New("fuzz", file.Bytes(), cpu.Config{MaxInsns: 3})
+		m, err := linux.New("fuzz", file.Bytes(), linux.Config{MaxInsns: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

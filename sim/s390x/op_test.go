@@ -8,6 +8,7 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 )
 
 func TestNextOp(t *testing.T) {
@@ -57,7 +58,7 @@ func TestNextOp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := cpu.New("op", prog(mustHex(tt.code, "0af8"), make([]byte, 4096)), cpu.Config{})
+			m, err := linux.New("op", prog(mustHex(tt.code, "0af8"), make([]byte, 4096)), linux.Config{})
 			require.NoError(t, err)
 			c := m.Core.(*Core)
 			for r, v := range tt.set {
@@ -104,7 +105,7 @@ func TestNextOpAgreesWithExecution(t *testing.T) {
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
 			data, err := os.ReadFile(b.Path)
 			require.NoError(t, err)
-			m, err := cpu.New(b.Path, data, cpu.Config{})
+			m, err := linux.New(b.Path, data, linux.Config{})
 			require.NoError(t, err)
 			var op cpu.Op
 			for i := 0; i < 200000 && !m.Exited(); i++ {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/sim/cpu"
 	"simrun/sim/ieee"
+	"simrun/sim/linux"
 )
 
 // machine runs code (hex instructions, then svc 248) in a tiny machine
@@ -17,7 +17,7 @@ func machine(t *testing.T, setup func(c *Core), data []byte, code ...string) *Co
 	if data == nil {
 		data = make([]byte, 4096)
 	}
-	m, err := cpu.New("unit", prog(mustHex(append(code, "0af8")...), data), cpu.Config{})
+	m, err := linux.New("unit", prog(mustHex(append(code, "0af8")...), data), linux.Config{})
 	require.NoError(t, err)
 	c := m.Core.(*Core)
 	if setup != nil {

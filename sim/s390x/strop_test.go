@@ -12,6 +12,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/difftest"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 )
 
@@ -135,7 +136,7 @@ func TestExecuteFaults(t *testing.T) {
 		{"srst with bits 32-55 of r0", []string{"b25e0012"}, map[int]uint64{0: 0x100, 1: dataAddr + 8, 2: dataAddr}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := cpu.New("unit", prog(mustHex(append(tt.code, "0af8")...), make([]byte, 4096)), cpu.Config{})
+			m, err := linux.New("unit", prog(mustHex(append(tt.code, "0af8")...), make([]byte, 4096)), linux.Config{})
 			require.NoError(t, err)
 			c := m.Core.(*Core)
 			for r, v := range tt.set {
@@ -173,7 +174,7 @@ func TestSetFPC(t *testing.T) {
 		{0x80000000, cpu.FaultUnsupported, "traps"},
 		{0x00000001, cpu.FaultUnsupported, "rounds"},
 	} {
-		m, err := cpu.New("unit", prog(mustHex(append(code(tt.v), "0af8")...), make([]byte, 4096)), cpu.Config{})
+		m, err := linux.New("unit", prog(mustHex(append(code(tt.v), "0af8")...), make([]byte, 4096)), linux.Config{})
 		require.NoError(t, err)
 		exit, err := m.Run()
 		require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/cpu/timingtest"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // TestBlockTimingExact: timing straight-line runs of 2-, 4- and 6-byte
@@ -43,7 +44,7 @@ func TestLogAgreesWithNextOp(t *testing.T) {
 	p, _ := cpu.PresetByName("neoverse-n1")
 	for _, b := range append(programs.Binaries("s390x"), programs.GlibcBinaries("s390x")...) {
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
-			m, err := cpu.Load(b.Path, cpu.Config{Args: append([]string{b.Path}, b.Args...), Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}})
+			m, err := linux.Load(b.Path, linux.Config{Args: append([]string{b.Path}, b.Args...), Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}})
 			require.NoError(t, err)
 			require.NoError(t, m.EnableTiming(p))
 			l := &lastOp{}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/programs"
-	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 	"simrun/sim/unwind"
 )
@@ -41,7 +41,7 @@ func TestCorruptStack(t *testing.T) {
 			prog := buildCorrupt(t, arch)
 			data, err := os.ReadFile(prog)
 			require.NoError(t, err)
-			m, err := cpu.New(prog, data, cpu.Config{})
+			m, err := linux.New(prog, data, linux.Config{})
 			require.NoError(t, err)
 			obj, err := unwind.NewObject(prog, data)
 			require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"simrun/programs"
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	_ "simrun/sim/s390x"
 	"simrun/sim/unwind"
 )
@@ -32,7 +33,7 @@ func BenchmarkCheck(b *testing.B) {
 			var frames, insns uint64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				m, err := cpu.New(bin.Path, data, cpu.Config{Args: []string{bin.Path, "20"}})
+				m, err := linux.New(bin.Path, data, linux.Config{Args: []string{bin.Path, "20"}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -75,7 +76,7 @@ func BenchmarkWalk(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m, err := cpu.New(bin.Path, data, cpu.Config{})
+		m, err := linux.New(bin.Path, data, linux.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/programs"
-	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/unwind"
 )
 
@@ -29,7 +29,7 @@ func checkAs(t *testing.T, b programs.Binary, path string, opt unwind.CheckOptio
 	t.Helper()
 	data, err := os.ReadFile(b.Path)
 	require.NoError(t, err)
-	m, err := cpu.New(path, data, cpu.Config{Args: append([]string{path}, b.Args...), Seed: 1})
+	m, err := linux.New(path, data, linux.Config{Args: append([]string{path}, b.Args...), Seed: 1})
 	require.NoError(t, err)
 	if pauth {
 		m.Core.(interface{ EnablePAuth(uint64) }).EnablePAuth(1)
@@ -143,7 +143,7 @@ func TestSFrameVersions(t *testing.T) {
 	require.NoError(t, err)
 	obj, err := unwind.NewObject(b.Path, data)
 	require.NoError(t, err)
-	m, err := cpu.New(b.Path, data, cpu.Config{})
+	m, err := linux.New(b.Path, data, linux.Config{})
 	require.NoError(t, err)
 	_, err = m.RunFor(20) // into main
 	require.NoError(t, err)

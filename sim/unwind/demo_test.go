@@ -9,6 +9,7 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/unwind"
 )
 
@@ -32,7 +33,7 @@ func firstExecuted(t *testing.T, b programs.Binary, pauth bool, words ...uint32)
 	t.Helper()
 	data, err := os.ReadFile(b.Path)
 	require.NoError(t, err)
-	m, err := cpu.New(b.Path, data, cpu.Config{Seed: 1})
+	m, err := linux.New(b.Path, data, linux.Config{Seed: 1})
 	require.NoError(t, err)
 	if pauth {
 		m.Core.(interface{ EnablePAuth(uint64) }).EnablePAuth(1)
@@ -113,7 +114,7 @@ func TestFPRLeafDemo(t *testing.T) {
 			require.NoError(t, err)
 			obj, err := unwind.NewObject(b.Path, data)
 			require.NoError(t, err)
-			m, err := cpu.New(b.Path, data, cpu.Config{})
+			m, err := linux.New(b.Path, data, linux.Config{})
 			require.NoError(t, err)
 			var trs []*unwind.Tracer
 			for _, meth := range sframeOnly {

@@ -12,6 +12,7 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 )
 
 // DetailRecorder wants every 61st operation in detail and keeps what the
@@ -48,7 +49,7 @@ func Run(t *testing.T, path string, args []string, preset string, noBlocks, deta
 	p, err := cpu.PresetByName(preset)
 	require.NoError(t, err)
 	var out bytes.Buffer
-	m, err := cpu.Load(path, cpu.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
+	m, err := linux.Load(path, linux.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
 	require.NoError(t, err)
 	require.NoError(t, m.EnableTiming(p))
 	m.Timing.NoBlocks = noBlocks
@@ -132,7 +133,7 @@ func CheckLoggedValues(t *testing.T, path string, args []string, oracle func(m *
 func timedProgram(t *testing.T, path string, args []string) *cpu.Machine {
 	t.Helper()
 	var out bytes.Buffer
-	m, err := cpu.Load(path, cpu.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
+	m, err := linux.Load(path, linux.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
 	require.NoError(t, err)
 	p, err := cpu.PresetByName("neoverse-n1")
 	require.NoError(t, err)
@@ -190,7 +191,7 @@ func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.Op
 // operation at a time.
 func TimedImage(t *testing.T, img []byte) *cpu.Machine {
 	t.Helper()
-	m, err := cpu.New("image", img, cpu.Config{})
+	m, err := linux.New("image", img, linux.Config{})
 	require.NoError(t, err)
 	p, err := cpu.PresetByName("neoverse-n1")
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package cpu_test
+package linux_test
 
 import (
 	"debug/elf"
@@ -10,6 +10,7 @@ import (
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 	_ "simrun/sim/s390x"
 )
 
@@ -31,7 +32,7 @@ func FuzzLoadELF(f *testing.F) {
 	f.Add(elftest.Code(elf.EM_S390, binary.BigEndian, []byte{0x0a, 0xf8}, nil))
 	f.Add([]byte("\x7fELF"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := cpu.New("fuzz.elf", data, cpu.Config{MaxInsns: 5000})
+		m, err := linux.New("fuzz.elf", data, linux.Config{MaxInsns: 5000})
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error")

@@ -1,4 +1,4 @@
-package cpu
+package linux
 
 import "encoding/binary"
 

@@ -1,0 +1,269 @@
+package linux
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"simrun/sim/cpu"
+)
+
+// The virtual /proc and /dev: files that describe the guest, not simrun,
+// generated when opened, so runs stay deterministic.
+
+// openSpecial opens a virtual file; ok is false for a path that is not
+// one (the host's file system then answers).
+func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64, ok bool) {
+	clean := filepath.Clean(path)
+	if !strings.HasPrefix(clean, "/proc/") && !strings.HasPrefix(clean, "/dev/") && clean != "/proc" {
+		return nil, 0, false
+	}
+	switch clean {
+	case "/dev/null":
+		return &openFile{kind: kindNull, flags: flags, path: clean}, 0, true
+	case "/dev/zero":
+		return &openFile{kind: kindZero, flags: flags, path: clean}, 0, true
+	case "/dev/urandom", "/dev/random":
+		return &openFile{kind: kindRandom, flags: flags, path: clean}, 0, true
+	case "/dev/tty":
+		return nil, errno(6), true // ENXIO: no controlling terminal
+	case "/dev/stdin", "/dev/stdout", "/dev/stderr":
+		fd := map[string]uint64{"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}[clean]
+		of, e := p.file(fd)
+		if e != 0 {
+			return nil, errno(ENOENT), true
+		}
+		return of, 0, true
+	}
+	self := strings.TrimPrefix(strings.TrimPrefix(clean, "/proc/self"), "/proc/"+strconv.Itoa(guestPID))
+	if self == clean {
+		switch clean {
+		case "/proc/cpuinfo":
+			return p.virtual(clean, flags, p.cpuinfo())
+		case "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/mounts", "/proc/sys/kernel/osrelease":
+			return p.virtual(clean, flags, p.procMisc(clean))
+		}
+		return nil, 0, false // the rest of /proc and /dev: the host's
+	}
+	switch self {
+	case "/maps":
+		return p.virtual(clean, flags, p.maps())
+	case "/auxv":
+		var b []byte
+		for _, a := range p.auxv {
+			b = appendU64(p.order(), b, a[0])
+			b = appendU64(p.order(), b, a[1])
+		}
+		return p.virtual(clean, flags, b)
+	case "/cmdline":
+		return p.virtual(clean, flags, nulJoin(p.Cfg.Args))
+	case "/environ":
+		return p.virtual(clean, flags, nulJoin(p.Cfg.Env))
+	case "/stat":
+		return p.virtual(clean, flags, p.procStat())
+	case "/status":
+		return p.virtual(clean, flags, p.procStatus())
+	case "/comm":
+		return p.virtual(clean, flags, []byte(p.comm()+"\n"))
+	case "/exe":
+		return p.openHostAgain(p.exe, flags)
+	}
+	if strings.HasPrefix(self, "/fd/") {
+		n, err := strconv.ParseUint(self[4:], 10, 32)
+		if err != nil {
+			return nil, errno(ENOENT), true
+		}
+		of, e := p.file(n)
+		if e != 0 {
+			return nil, errno(ENOENT), true
+		}
+		if of.kind == kindHost || of.kind == kindDir {
+			return p.openHostAgain(of.path, flags)
+		}
+		return of, 0, true
+	}
+	return nil, errno(ENOENT), true
+}
+
+// openHostAgain opens a host file afresh (as opening /proc/self/fd/N or
+// /proc/self/exe does).
+func (p *Process) openHostAgain(host string, flags uint64) (*openFile, uint64, bool) {
+	hf, err := os.OpenFile(host, hostOpenFlags(flags&^(oCreat|oExcl|oTrunc)), 0)
+	if err != nil {
+		return nil, hostErrno(err), true
+	}
+	return &openFile{kind: kindHost, host: hf, path: host, flags: flags}, 0, true
+}
+
+func (p *Process) virtual(path string, flags uint64, data []byte) (*openFile, uint64, bool) {
+	if flags&oAccmode != oRdonly {
+		return nil, errno(EACCES), true
+	}
+	return &openFile{kind: kindVirtual, flags: flags, path: path, data: data}, 0, true
+}
+
+// procLink answers readlink of /proc/self/exe, /proc/self/cwd and
+// /proc/self/fd/N.
+func (p *Process) procLink(path string) (string, bool) {
+	clean := filepath.Clean(path)
+	self := strings.TrimPrefix(strings.TrimPrefix(clean, "/proc/self"), "/proc/"+strconv.Itoa(guestPID))
+	if self == clean {
+		return "", false
+	}
+	switch self {
+	case "/exe":
+		return p.exe, true
+	case "/cwd":
+		return p.guestPath(p.cwd), true
+	case "/root":
+		return "/", true
+	}
+	if strings.HasPrefix(self, "/fd/") {
+		n, err := strconv.ParseUint(self[4:], 10, 32)
+		if err != nil {
+			return "", false
+		}
+		f, e := p.file(n)
+		if e != 0 {
+			return "", false
+		}
+		switch f.kind {
+		case kindHost, kindDir, kindPath:
+			return p.guestPath(f.path), true
+		case kindPipe:
+			return "pipe:[8192]", true
+		case kindStdin, kindStdout:
+			return "pipe:[" + strconv.Itoa(4096+f.std) + "]", true
+		}
+		return f.path, true
+	}
+	return "", false
+}
+
+func nulJoin(s []string) []byte {
+	var b []byte
+	for _, x := range s {
+		b = append(b, x...)
+		b = append(b, 0)
+	}
+	return b
+}
+
+func (p *Process) comm() string {
+	c := filepath.Base(p.exe)
+	if len(c) > 15 {
+		c = c[:15]
+	}
+	return c
+}
+
+// maps lists the guest's mappings in /proc/self/maps' format, naming the
+// program's and the interpreter's pages by their files.
+func (p *Process) maps() []byte {
+	var b strings.Builder
+	for _, r := range p.Mem.Regions() {
+		for _, part := range p.splitByObject(r) {
+			perm := []byte("---p")
+			if part.Perm&cpu.PermR != 0 {
+				perm[0] = 'r'
+			}
+			if part.Perm&cpu.PermW != 0 {
+				perm[1] = 'w'
+			}
+			if part.Perm&cpu.PermX != 0 {
+				perm[2] = 'x'
+			}
+			name, off := p.regionName(part.Start)
+			line := fmt.Sprintf("%08x-%08x %s %08x 00:00 0", part.Start, part.End, perm, off)
+			if name != "" {
+				line = fmt.Sprintf("%-72s %s", line, name)
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// splitByObject splits a region where it crosses an object's bounds or
+// the stack's.
+func (p *Process) splitByObject(r cpu.Region) []cpu.Region {
+	cuts := []uint64{p.stackTop - stackSize, p.stackTop}
+	for _, img := range []*cpu.Image{p.Image, p.Interp} {
+		if img != nil {
+			cuts = append(cuts, img.Start, img.End)
+		}
+	}
+	out := []cpu.Region{r}
+	for _, c := range cuts {
+		last := out[len(out)-1]
+		if c > last.Start && c < last.End {
+			out[len(out)-1].End = c
+			out = append(out, cpu.Region{Start: c, End: last.End, Perm: last.Perm})
+		}
+	}
+	return out
+}
+
+func (p *Process) regionName(addr uint64) (string, uint64) {
+	if addr >= p.stackTop-stackSize && addr < p.stackTop {
+		return "[stack]", 0
+	}
+	for _, img := range []*cpu.Image{p.Image, p.Interp} {
+		if img == nil || addr < img.Start || addr >= img.End {
+			continue
+		}
+		for _, s := range img.Segments {
+			if addr >= s.Vaddr&^cpu.PageMask && addr < s.Vaddr+s.Memsz {
+				name := img.Path
+				if img == p.Image {
+					name = p.exe
+				} else {
+					name = exePath(img.Path)
+				}
+				return name, s.Offset&^cpu.PageMask + (addr - s.Vaddr&^cpu.PageMask)
+			}
+		}
+	}
+	return "", 0
+}
+
+func (p *Process) procStat() []byte {
+	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... (proc(5)).
+	fields := []string{strconv.Itoa(guestPID), "(" + p.comm() + ")", "R", "1", strconv.Itoa(guestPID), strconv.Itoa(guestPID), "0", "-1", "4194304"}
+	for len(fields) < 52 {
+		fields = append(fields, "0")
+	}
+	fields[19] = "1" // num_threads
+	fields[27] = strconv.FormatUint(p.stackTop, 10)
+	return []byte(strings.Join(fields, " ") + "\n")
+}
+
+func (p *Process) procStatus() []byte {
+	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
+		p.comm(), p.umask, guestPID, guestPID, p.sigmask))
+}
+
+func (p *Process) cpuinfo() []byte {
+	if p.Arch.Name == "s390x" {
+		return []byte(fmt.Sprintf("vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n"))
+	}
+	return []byte("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n")
+}
+
+func (p *Process) procMisc(path string) []byte {
+	switch path {
+	case "/proc/meminfo":
+		return []byte("MemTotal:        8388608 kB\nMemFree:         8388608 kB\nMemAvailable:    8388608 kB\n")
+	case "/proc/stat":
+		return []byte("cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\nbtime 1767225600\nprocesses 1\nprocs_running 1\n")
+	case "/proc/filesystems":
+		return []byte("nodev\tproc\n\text4\n")
+	case "/proc/mounts":
+		return []byte("/dev/root / ext4 rw 0 0\nproc /proc proc rw 0 0\n")
+	case "/proc/sys/kernel/osrelease":
+		return []byte("6.1.0\n")
+	}
+	return nil
+}

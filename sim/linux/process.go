@@ -1,0 +1,153 @@
+// Package linux is the simulated Linux kernel around a machine: it loads
+// a program (and its dynamic loader) the way qemu-user 7.2 lays it out,
+// and answers its syscalls: memory, files, clocks, identity and signals.
+//
+// It knows no instruction set: per-architecture facts (syscall numbers,
+// struct stat layout, auxv values, the signal trampoline) come from the
+// cpu.Arch each ISA package registers.
+package linux
+
+import (
+	"io"
+	"path/filepath"
+
+	"simrun/sim/cpu"
+)
+
+// Config is how a program is started.
+type Config struct {
+	Args   []string  // argv, argv[0] included (defaults to the program path)
+	Env    []string  // envp, passed exactly (nil = empty)
+	Stdin  io.Reader // nil = empty input
+	Stdout io.Writer // nil = discard
+	Stderr io.Writer // nil = discard
+	// Notes receives one-time notes (unsupported syscalls); nil = Stderr.
+	Notes    io.Writer
+	Seed     uint64 // seeds AT_RANDOM and getrandom
+	MaxInsns uint64 // 0 = unlimited
+	Strict   bool   // unsupported syscalls fault instead of returning -ENOSYS
+	// Sysroot is where absolute guest paths are looked up first, as
+	// qemu-user's -L: a path that exists under it is taken from there,
+	// any other from the host. "" takes the default (DefaultSysroot).
+	Sysroot string
+	// NoSysroot turns the sysroot off even where a default exists.
+	NoSysroot bool
+	// Dir is the guest's initial working directory ("" = simrun's).
+	Dir string
+	// ReservedFDs keeps descriptors 3 .. 3+ReservedFDs-1 taken (EBADF to
+	// the guest), so that descriptor numbers match a run under a traced
+	// qemu-user, whose log holds descriptor 3 (the differential tests).
+	ReservedFDs int
+}
+
+// Process is one simulated Linux process: the machine that runs it and
+// the kernel's state for it. It is the machine's cpu.Kernel.
+type Process struct {
+	*cpu.Machine
+	Cfg Config
+	// Interp is the dynamic loader (PT_INTERP) when the program has one.
+	Interp *cpu.Image
+	// Sysroot is the sysroot in effect ("" = none).
+	Sysroot string
+
+	table    map[uint64]*Syscall
+	noted    map[uint64]bool
+	rng      *guestRandom
+	exe      string // what /proc/self/exe points to
+	brkStart uint64
+	brk      uint64
+	mmapNext uint64
+	stackTop uint64
+	sigTramp uint64
+	auxv     [][2]uint64
+	tidAddr  uint64
+	sigmask  uint64
+	sigact   [65][4]uint64 // handler, flags, restorer, mask as the guest gave them
+	clockOff uint64        // virtual nanoseconds added by sleeps
+
+	fds    []*fdEntry // the guest's descriptor table; nil = free
+	cwd    string     // host path of the working directory
+	umask  uint64
+	shared []sharedMap // MAP_SHARED file mappings, written back at msync/munmap/exit
+}
+
+// Load reads the program at path and prepares a machine running it.
+func Load(path string, cfg Config) (*cpu.Machine, error) {
+	data, err := readProgram(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(path, data, cfg)
+}
+
+// New prepares a machine running the ELF image in data (read from path).
+func New(path string, data []byte, cfg Config) (*cpu.Machine, error) {
+	p, err := NewProcess(path, data, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p.Machine, nil
+}
+
+// Of returns the process a machine made by Load or New runs, or nil.
+func Of(m *cpu.Machine) *Process {
+	p, _ := m.Kernel.(*Process)
+	return p
+}
+
+// NewProcess is New returning the process.
+func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
+	f, arch, err := cpu.ParseELF(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Args) == 0 {
+		cfg.Args = []string{path}
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	if cfg.Notes == nil {
+		cfg.Notes = cfg.Stderr
+	}
+	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
+	p.Kernel = p
+	p.MaxInsns = cfg.MaxInsns
+	p.rng = newGuestRandom(cfg.Seed)
+	p.cwd, _ = filepath.Abs(cfg.Dir)
+	if p.cwd == "" {
+		p.cwd = "/"
+	}
+	p.initFDs()
+	p.table = map[uint64]*Syscall{}
+	for _, e := range SyscallTable(arch) {
+		e := e
+		p.table[e.Num] = &e
+	}
+	p.noted = map[uint64]bool{}
+	if err := p.exec(path, data, f); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// exePath is the program's absolute path with symbolic links resolved,
+// as qemu-user reports /proc/self/exe.
+func exePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// Note writes a one-line note to the notes stream.
+func (p *Process) Note(format string, args ...any) {
+	writeNote(p.Cfg.Notes, format, args...)
+}

@@ -1,0 +1,562 @@
+package linux
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"simrun/sim/cpu"
+	"sort"
+)
+
+// Support is how completely simrun implements a syscall.
+type Support uint8
+
+const (
+	Unsupported Support = iota // returns -ENOSYS (a fault under --strict)
+	Full                       // behaves as on Linux for a single-threaded process
+	Partial                    // works for the cases programs use; the note says which
+	Denied                     // recognised and refused with a documented errno
+)
+
+func (s Support) String() string {
+	switch s {
+	case Full:
+		return "full"
+	case Partial:
+		return "partial"
+	case Denied:
+		return "denied"
+	}
+	return "unsupported"
+}
+
+// Syscall is one entry of an architecture's syscall table.
+type Syscall struct {
+	Num     uint64
+	Name    string
+	Support Support
+	Note    string
+	fn      sysFunc
+}
+
+type sysFunc func(p *Process, a [6]uint64) uint64
+
+type sysDef struct {
+	support Support
+	note    string
+	fn      sysFunc
+}
+
+const (
+	guestPID = 1000
+	guestUID = 0
+)
+
+// SyscallTable returns arch's syscall table sorted by number.
+func SyscallTable(a *cpu.Arch) []Syscall {
+	out := make([]Syscall, 0, len(a.Syscalls))
+	for name, num := range a.Syscalls {
+		e := Syscall{Num: num, Name: name}
+		if d, ok := sysDefs[name]; ok {
+			e.Support, e.Note, e.fn = d.support, d.note, d.fn
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Num < out[j].Num })
+	return out
+}
+
+func (p *Process) rlimit(res uint64) (cur, max uint64, ok bool) {
+	const inf = ^uint64(0)
+	switch res {
+	case 3: // RLIMIT_STACK
+		return stackSize, inf, true
+	case 7: // RLIMIT_NOFILE
+		return 1024, 4096, true
+	}
+	if res < 16 {
+		return inf, inf, true
+	}
+	return 0, 0, false
+}
+
+// SyscallDefs lists every generic handler name with its support level (for
+// documentation).
+func SyscallDefs() map[string]Syscall {
+	out := map[string]Syscall{}
+	for n, d := range sysDefs {
+		out[n] = Syscall{Name: n, Support: d.support, Note: d.note}
+	}
+	return out
+}
+
+// Syscall runs the syscall the core stopped at (cpu.Kernel).
+func (p *Process) Syscall(m *cpu.Machine) {
+	nr, args := p.Core.Syscall()
+	e := p.table[nr]
+	if e == nil || e.fn == nil {
+		name := fmt.Sprintf("syscall %d", nr)
+		if e != nil {
+			name = fmt.Sprintf("syscall %d (%s)", nr, e.Name)
+		}
+		if p.Cfg.Strict {
+			p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSyscall,
+				Err: fmt.Errorf("unsupported %s (--strict)", name)})
+			return
+		}
+		if !p.noted[nr] {
+			p.noted[nr] = true
+			p.Note("unsupported %s at pc 0x%x returns -ENOSYS (reported once)", name, p.Core.PC())
+		}
+		p.Core.SetSyscallResult(errno(ENOSYS))
+		return
+	}
+	r := e.fn(p, args)
+	if !p.Exited() {
+		p.Core.SetSyscallResult(r)
+	}
+}
+
+// Guest memory helpers for handlers: errors become -EFAULT.
+
+func (p *Process) readGuest(addr uint64, n uint64) ([]byte, bool) {
+	if n > 1<<30 {
+		return nil, false
+	}
+	b, err := p.Mem.ReadBytes(addr, int(n))
+	return b, err == nil
+}
+
+func (p *Process) writeGuest(addr uint64, b []byte) bool {
+	return p.Mem.WriteBytes(addr, b) == nil
+}
+
+func (p *Process) order() binary.ByteOrder { return p.Arch.ByteOrder }
+
+var sysDefs = map[string]sysDef{
+	// Files (files.go): the host's files with simrun's rights, as under
+	// qemu-user; absolute paths through the sysroot first.
+	"read":            {Full, "", sysRead},
+	"write":           {Full, "", sysWrite},
+	"readv":           {Full, "", sysReadv},
+	"writev":          {Full, "", sysWritev},
+	"pread64":         {Full, "", sysPread64},
+	"pwrite64":        {Full, "", sysPwrite64},
+	"preadv":          {Full, "", sysPreadv},
+	"pwritev":         {Full, "", sysPwritev},
+	"open":            {Full, "as openat", sysOpen},
+	"creat":           {Full, "as openat", sysCreat},
+	"openat":          {Partial, "host files through the sysroot; a virtual /proc/self and /dev; O_TMPFILE gives EOPNOTSUPP", sysOpenat},
+	"close":           {Full, "", sysClose},
+	"lseek":           {Full, "", sysLseek},
+	"fstat":           {Full, "", sysFstat},
+	"newfstatat":      {Full, "", sysNewfstatat},
+	"stat":            {Full, "", sysStat},
+	"lstat":           {Full, "", sysLstat},
+	"statx":           {Partial, "the basic fields (STATX_BASIC_STATS), no birth time", sysStatx},
+	"getdents64":      {Full, "", sysGetdents64},
+	"readlinkat":      {Full, "/proc/self/exe is the program's absolute path, as qemu-user", sysReadlinkat},
+	"readlink":        {Full, "as readlinkat", sysReadlink},
+	"faccessat":       {Full, "", sysFaccessat},
+	"faccessat2":      {Full, "", sysFaccessat2},
+	"access":          {Full, "", sysAccess},
+	"fcntl":           {Partial, "descriptor and status flags, dup; locks are granted at once (one process)", sysFcntl},
+	"dup":             {Full, "", sysDup},
+	"dup2":            {Full, "", sysDup2},
+	"dup3":            {Full, "", sysDup3},
+	"ioctl":           {Partial, "FIONREAD, FIONBIO, FIOCLEX; nothing is a terminal: TCGETS, TIOCGWINSZ and the rest give ENOTTY", sysIoctl},
+	"getcwd":          {Full, "", sysGetcwd},
+	"chdir":           {Full, "", sysChdir},
+	"fchdir":          {Full, "", sysFchdir},
+	"mkdirat":         {Full, "", sysMkdirat},
+	"mkdir":           {Full, "", sysMkdir},
+	"unlinkat":        {Full, "", sysUnlinkat},
+	"unlink":          {Full, "", sysUnlink},
+	"rmdir":           {Full, "", sysRmdir},
+	"renameat2":       {Partial, "RENAME_NOREPLACE; RENAME_EXCHANGE and RENAME_WHITEOUT give EINVAL", sysRenameat2},
+	"renameat":        {Full, "", sysRenameat},
+	"rename":          {Full, "", sysRename},
+	"linkat":          {Full, "", sysLinkat},
+	"link":            {Full, "", sysLink},
+	"symlinkat":       {Full, "", sysSymlinkat},
+	"symlink":         {Full, "", sysSymlink},
+	"fchmodat":        {Full, "", sysFchmodat},
+	"chmod":           {Full, "", sysChmod},
+	"fchmod":          {Full, "", sysFchmod},
+	"fchownat":        {Full, "", sysFchownat},
+	"chown":           {Full, "", sysChown},
+	"lchown":          {Full, "", sysLchown},
+	"fchown":          {Full, "", sysFchown},
+	"utimensat":       {Partial, "a symbolic link's own times are left as they are", sysUtimensat},
+	"ftruncate":       {Full, "", sysFtruncate},
+	"truncate":        {Full, "", sysTruncate},
+	"fallocate":       {Partial, "mode 0 and FALLOC_FL_KEEP_SIZE", sysFallocate},
+	"fsync":           {Full, "", sysFsync},
+	"fdatasync":       {Full, "", sysFsync},
+	"fadvise64":       {Full, "advice accepted", sysFadvise64},
+	"umask":           {Full, "", sysUmask},
+	"pipe2":           {Partial, "within the process: a write to a full pipe or a read from an empty one with a writer would wait for ever and ends the run", sysPipe2},
+	"pipe":            {Partial, "as pipe2", sysPipe},
+	"sendfile":        {Full, "", sysSendfile},
+	"copy_file_range": {Full, "", sysCopyFileRange},
+	"ppoll":           {Partial, "files are always ready; pipes as their contents say", sysPpoll},
+	"poll":            {Partial, "as ppoll", sysPoll},
+
+	// Memory (mmap.go).
+	"brk":      {Full, "", sysBrk},
+	"mmap":     {Full, "anonymous and file mappings; MAP_SHARED writable file mappings are written back at msync, munmap and exit", sysMmap},
+	"old_mmap": {Full, "s390x: arguments in a six-word block; as mmap", sysOldMmap},
+	"munmap":   {Full, "", sysMunmap},
+	"mprotect": {Full, "", sysMprotect},
+	"madvise":  {Partial, "MADV_DONTNEED zeroes anonymous pages; other advice is accepted and ignored", sysMadvise},
+	"mremap":   {Partial, "grows in place or moves (MREMAP_MAYMOVE); MREMAP_FIXED and MREMAP_DONTUNMAP give EINVAL", sysMremap},
+	"msync":    {Full, "", sysMsync},
+
+	"exit":            {Full, "single-threaded: ends the process", sysExit},
+	"exit_group":      {Full, "", sysExit},
+	"uname":           {Full, "fixed: Linux 6.1.0, nodename simrun", sysUname},
+	"clock_gettime":   {Full, "virtual clock derived from retired instructions; REALTIME starts 2026-01-01", sysClockGettime},
+	"clock_getres":    {Full, "1 ns", sysClockGetres},
+	"gettimeofday":    {Full, "virtual clock", sysGettimeofday},
+	"nanosleep":       {Full, "advances the virtual clock", sysNanosleep},
+	"clock_nanosleep": {Full, "advances the virtual clock", sysClockNanosleep},
+	"getrandom":       {Full, "deterministic bytes from --seed, continuing the AT_RANDOM stream (qemu-user passes getrandom to the host)", sysGetrandom},
+	"set_tid_address": {Full, "", sysSetTidAddress},
+	"set_robust_list": {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; single-threaded programs do not notice)", sysENOSYS},
+	"getpid":          {Full, "fixed pid 1000", sysGetpid},
+	"gettid":          {Full, "fixed tid 1000", sysGetpid},
+	"getppid":         {Full, "fixed ppid 1", sysOne},
+	"getuid":          {Full, "uid 0", sysUID},
+	"geteuid":         {Full, "uid 0", sysUID},
+	"getgid":          {Full, "gid 0", sysUID},
+	"getegid":         {Full, "gid 0", sysUID},
+	"getpgid":         {Full, "the process is its own group: pgid 1000", sysGetpgid},
+	"getpgrp":         {Full, "pgid 1000", sysGetpid},
+	"getsid":          {Full, "session 1000", sysGetpgid},
+	"setpgid":         {Partial, "to itself only", sysSetpgid},
+	"getgroups":       {Full, "no supplementary groups", sysZero},
+	"rt_sigaction":    {Partial, "recorded and reported back; signals are never delivered", sysRtSigaction},
+	"rt_sigprocmask":  {Partial, "the mask is recorded; signals are never delivered", sysRtSigprocmask},
+	"sigaltstack":     {Partial, "accepted; signals are never delivered", sysZero},
+	"prlimit64":       {Partial, "reads only: STACK 8 MiB, NOFILE 1024/4096, others unlimited", sysPrlimit64},
+	"getrlimit":       {Partial, "as prlimit64", sysGetrlimit},
+	"sched_yield":     {Full, "", sysZero},
+	"futex":           {Partial, "single-threaded: WAKE returns 0, WAIT returns EAGAIN if the value differs, else fails the run", sysFutex},
+	"tgkill":          {Partial, "to itself: ends the run with the signal's status (no handlers run)", sysTgkill},
+	"tkill":           {Partial, "to itself: as tgkill", sysTkill},
+	"kill":            {Partial, "to itself: as tgkill", sysKill},
+	"rseq":            {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
+	"clone":           {Denied, "single process: ENOSYS", sysENOSYS},
+	"clone3":          {Denied, "single process: ENOSYS", sysENOSYS},
+	"execve":          {Denied, "single process: ENOSYS", sysENOSYS},
+}
+
+func sysZero(p *Process, a [6]uint64) uint64   { return 0 }
+func sysOne(p *Process, a [6]uint64) uint64    { return 1 }
+func sysUID(p *Process, a [6]uint64) uint64    { return guestUID }
+func sysGetpid(p *Process, a [6]uint64) uint64 { return guestPID }
+func sysGetpgid(p *Process, a [6]uint64) uint64 {
+	if a[0] != 0 && a[0] != guestPID {
+		return errno(ESRCH)
+	}
+	return guestPID
+}
+
+func sysSetpgid(p *Process, a [6]uint64) uint64 {
+	if (a[0] != 0 && a[0] != guestPID) || (a[1] != 0 && a[1] != guestPID) {
+		return errno(EPERM)
+	}
+	return 0
+}
+func sysENOSYS(p *Process, a [6]uint64) uint64 { return errno(ENOSYS) }
+func sysENOMEM(p *Process, a [6]uint64) uint64 { return errno(ENOMEM) }
+
+func sysExit(p *Process, a [6]uint64) uint64 {
+	p.syncShared(0, ^uint64(0))
+	p.closeAll()
+	p.Exit(int(a[0]))
+	return 0
+}
+
+func sysUname(p *Process, a [6]uint64) uint64 {
+	fields := []string{"Linux", "simrun", "6.1.0", "#1 SMP PREEMPT simrun", p.Arch.UnameMachine, "(none)"}
+	b := make([]byte, 65*len(fields))
+	for i, f := range fields {
+		copy(b[65*i:65*i+64], f)
+	}
+	if !p.writeGuest(a[0], b) {
+		return errno(EFAULT)
+	}
+	return 0
+}
+
+// Clock ids.
+const (
+	clockRealtime  = 0
+	clockMonotonic = 1
+	epoch2026      = 1767225600 // 2026-01-01T00:00:00Z
+)
+
+func (p *Process) clockNanos(id uint64) (uint64, bool) {
+	ns := p.VirtualNanos() + p.clockOff
+	switch id {
+	case clockRealtime, 8 /* REALTIME_ALARM */, 5 /* REALTIME_COARSE */ :
+		return ns + epoch2026*1e9, true
+	case clockMonotonic, 2 /* PROCESS_CPUTIME */, 3 /* THREAD_CPUTIME */, 4 /* MONOTONIC_RAW */, 6 /* MONOTONIC_COARSE */, 7 /* BOOTTIME */, 9:
+		return ns, true
+	}
+	return 0, false
+}
+
+func (p *Process) putTimespec(addr, ns uint64, div uint64) bool {
+	b := appendU64(p.order(), nil, ns/1e9)
+	b = appendU64(p.order(), b, ns%1e9/div)
+	return p.writeGuest(addr, b)
+}
+
+func sysClockGettime(p *Process, a [6]uint64) uint64 {
+	ns, ok := p.clockNanos(a[0])
+	if !ok {
+		return errno(EINVAL)
+	}
+	if !p.putTimespec(a[1], ns, 1) {
+		return errno(EFAULT)
+	}
+	return 0
+}
+
+func sysClockGetres(p *Process, a [6]uint64) uint64 {
+	if _, ok := p.clockNanos(a[0]); !ok {
+		return errno(EINVAL)
+	}
+	if a[1] != 0 && !p.putTimespec(a[1], 1, 1) {
+		return errno(EFAULT)
+	}
+	return 0
+}
+
+func sysGettimeofday(p *Process, a [6]uint64) uint64 {
+	ns, _ := p.clockNanos(clockRealtime)
+	if a[0] != 0 && !p.putTimespec(a[0], ns, 1000) {
+		return errno(EFAULT)
+	}
+	if a[1] != 0 && !p.writeGuest(a[1], make([]byte, 8)) {
+		return errno(EFAULT)
+	}
+	return 0
+}
+
+func (p *Process) sleep(tsAddr uint64) uint64 {
+	b, ok := p.readGuest(tsAddr, 16)
+	if !ok {
+		return errno(EFAULT)
+	}
+	sec, nsec := p.order().Uint64(b), p.order().Uint64(b[8:])
+	if int64(sec) < 0 || nsec >= 1e9 {
+		return errno(EINVAL)
+	}
+	p.clockOff += sec*1e9 + nsec
+	return 0
+}
+
+func sysNanosleep(p *Process, a [6]uint64) uint64 { return p.sleep(a[0]) }
+
+func sysClockNanosleep(p *Process, a [6]uint64) uint64 {
+	const timerAbstime = 1
+	if a[1]&timerAbstime != 0 {
+		b, ok := p.readGuest(a[2], 16)
+		if !ok {
+			return errno(EFAULT)
+		}
+		want := p.order().Uint64(b)*1e9 + p.order().Uint64(b[8:])
+		if now, ok := p.clockNanos(a[0]); ok && want > now {
+			p.clockOff += want - now
+		}
+		return 0
+	}
+	return p.sleep(a[2])
+}
+
+func sysGetrandom(p *Process, a [6]uint64) uint64 {
+	n := min(a[1], 1<<25)
+	b := make([]byte, n)
+	p.rng.fill(b)
+	if !p.writeGuest(a[0], b) {
+		return errno(EFAULT)
+	}
+	return n
+}
+
+func sysSetTidAddress(p *Process, a [6]uint64) uint64 {
+	p.tidAddr = a[0]
+	return guestPID
+}
+
+func sysRtSigaction(p *Process, a [6]uint64) uint64 {
+	sig, act, old := a[0], a[1], a[2]
+	if sig < 1 || sig > 64 || sig == cpu.SIGKILL || sig == 19 /* SIGSTOP */ {
+		if act != 0 || sig < 1 || sig > 64 {
+			return errno(EINVAL)
+		}
+	}
+	o := p.order()
+	if old != 0 {
+		var b []byte
+		for _, v := range p.sigact[sig] {
+			b = appendU64(o, b, v)
+		}
+		if !p.writeGuest(old, b) {
+			return errno(EFAULT)
+		}
+	}
+	if act != 0 {
+		b, ok := p.readGuest(act, 32)
+		if !ok {
+			return errno(EFAULT)
+		}
+		for i := range p.sigact[sig] {
+			p.sigact[sig][i] = o.Uint64(b[8*i:])
+		}
+	}
+	return 0
+}
+
+func sysRtSigprocmask(p *Process, a [6]uint64) uint64 {
+	how, set, old := a[0], a[1], a[2]
+	if old != 0 && !p.writeGuest(old, appendU64(p.order(), nil, p.sigmask)) {
+		return errno(EFAULT)
+	}
+	if set != 0 {
+		b, ok := p.readGuest(set, 8)
+		if !ok {
+			return errno(EFAULT)
+		}
+		v := p.order().Uint64(b)
+		switch how {
+		case 0: // SIG_BLOCK
+			p.sigmask |= v
+		case 1: // SIG_UNBLOCK
+			p.sigmask &^= v
+		case 2: // SIG_SETMASK
+			p.sigmask = v
+		default:
+			return errno(EINVAL)
+		}
+	}
+	return 0
+}
+
+func sysPrlimit64(p *Process, a [6]uint64) uint64 {
+	if a[0] != 0 && a[0] != guestPID {
+		return errno(ESRCH)
+	}
+	cur, max, ok := p.rlimit(a[1])
+	if !ok {
+		return errno(EINVAL)
+	}
+	if a[2] != 0 {
+		return errno(EPERM)
+	}
+	if a[3] != 0 && !p.writeGuest(a[3], appendU64(p.order(), appendU64(p.order(), nil, cur), max)) {
+		return errno(EFAULT)
+	}
+	return 0
+}
+
+func sysGetrlimit(p *Process, a [6]uint64) uint64 {
+	return sysPrlimit64(p, [6]uint64{0, a[0], 0, a[1]})
+}
+
+func sysFutex(p *Process, a [6]uint64) uint64 {
+	const (
+		futexWait = 0
+		futexWake = 1
+	)
+	switch a[1] & 0x7f {
+	case futexWake:
+		return 0
+	case futexWait, 9 /* WAIT_BITSET */ :
+		v, ok := p.Mem.Load(a[0], 4, p.order())
+		if !ok {
+			return errno(EFAULT)
+		}
+		if uint32(v) != uint32(a[2]) {
+			return errno(EAGAIN)
+		}
+		p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSyscall,
+			Err: fmt.Errorf("futex wait on 0x%x would block forever: the process has one thread", a[0])})
+		return 0
+	}
+	return errno(ENOSYS)
+}
+
+// signalSelf applies the default action of sig to the process.
+func (p *Process) signalSelf(sig uint64) uint64 {
+	if sig == 0 {
+		return 0
+	}
+	if sig > 64 {
+		return errno(EINVAL)
+	}
+	const sigIgn = 1
+	if h := p.sigact[sig][0]; h == sigIgn {
+		return 0
+	}
+	switch sig {
+	case 17, 23, 28: // SIGCHLD, SIGURG, SIGWINCH: default is to ignore
+		return 0
+	}
+	note := "default action"
+	if p.sigact[sig][0] != 0 {
+		note = "a handler is installed but simrun does not deliver signals"
+	}
+	p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSignal, Sig: int(sig),
+		Err: fmt.Errorf("the program sent itself signal %d (%s; %s)", sig, signalName(int(sig)), note)})
+	return 0
+}
+
+func sysTgkill(p *Process, a [6]uint64) uint64 {
+	if a[1] != guestPID {
+		return errno(ESRCH)
+	}
+	return p.signalSelf(a[2])
+}
+
+func sysTkill(p *Process, a [6]uint64) uint64 {
+	if a[0] != guestPID {
+		return errno(ESRCH)
+	}
+	return p.signalSelf(a[1])
+}
+
+func sysKill(p *Process, a [6]uint64) uint64 {
+	if a[0] != guestPID && a[0] != 0 {
+		return errno(ESRCH)
+	}
+	return p.signalSelf(a[1])
+}
+
+func signalName(sig int) string {
+	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
+		7: "SIGBUS", 8: "SIGFPE", 9: "cpu.SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+		14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 31: "SIGSYS"}
+	if n, ok := names[sig]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", sig)
+}
+
+// realtimeNanos is CLOCK_REALTIME in nanoseconds since the Unix epoch.
+func (p *Process) realtimeNanos() uint64 {
+	ns, _ := p.clockNanos(clockRealtime)
+	return ns
+}
+
+// endSyscallFault ends the run at the current syscall with a message.
+func (p *Process) endSyscallFault(format string, args ...any) {
+	p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSyscall, Err: fmt.Errorf(format, args...)})
+}
+
+func writeNote(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "simrun: "+format+"\n", args...)
+}
