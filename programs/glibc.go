@@ -48,3 +48,34 @@ func GlibcBinaries(arch string) []Binary {
 	}
 	return out
 }
+
+// The dynamically linked programs: C sources in dynamic/src built as gcc
+// builds by default (dynamically linked PIEs against Debian 12's cross
+// glibc) into dynamic/bin/CONFIG/NAME. Rebuild with `make -C
+// programs/dynamic`. Running them needs the target's sysroot.
+
+// DynamicConfigs lists the configurations of the dynamic programs.
+var DynamicConfigs = []Config{
+	{Name: "aarch64-dyn-O2", Arch: "arm64", Opt: "-O2", Glibc: true},
+	{Name: "s390x-dyn-O2", Arch: "s390x", Opt: "-O2", Glibc: true},
+}
+
+// DynamicBinaries returns every dynamic program built for arch ("" = all).
+func DynamicBinaries(arch string) []Binary {
+	dir := filepath.Join(Dir(), "dynamic")
+	files, _ := filepath.Glob(filepath.Join(dir, "src", "*.c"))
+	var out []Binary
+	for _, c := range DynamicConfigs {
+		if arch != "" && c.Arch != arch {
+			continue
+		}
+		for _, f := range files {
+			n := strings.TrimSuffix(filepath.Base(f), ".c")
+			out = append(out, Binary{Config: c, Name: n, Path: filepath.Join(dir, "bin", c.Name, n)})
+		}
+	}
+	return out
+}
+
+// DynamicSource returns the path of a dynamic program's source.
+func DynamicSource(name string) string { return filepath.Join(Dir(), "dynamic", "src", name+".c") }

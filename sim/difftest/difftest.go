@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 )
 
@@ -22,6 +23,15 @@ type Options struct {
 	Lockstep int      // compare registers for this many instructions (0: none)
 	FP       bool     // include SIMD&FP registers in the lockstep comparison
 	CPU      string   // qemu's -cpu model (see oracle.Options.CPU)
+	// Sysroot is where both look up a dynamic program's interpreter and
+	// libraries (qemu's -L; simrun's linux.Config.Sysroot).
+	Sysroot string
+	// Dir is the working directory of both runs ("" = the current one).
+	Dir string
+	// SimDir, if set, is simrun's working directory instead of Dir: for
+	// programs that write files, so that the two runs, which go side by
+	// side, do not meet. Give both paths one length (getcwd returns it).
+	SimDir string
 }
 
 // Result summarises a comparison.
@@ -55,12 +65,19 @@ func Run(ctx context.Context, prog string, opt Options) (*Result, error) {
 		return nil, err
 	}
 	var out bytes.Buffer
-	m, err := cpu.New(prog, data, cpu.Config{Args: append([]string{prog}, opt.Args...), Stdout: &out, Seed: 1})
+	cfg := linux.Config{Args: append([]string{prog}, opt.Args...), Stdout: &out, Seed: 1, Sysroot: opt.Sysroot, Dir: opt.Dir}
+	if opt.SimDir != "" {
+		cfg.Dir = opt.SimDir
+	}
+	if opt.Lockstep > 0 {
+		cfg.ReservedFDs = 1 // the traced qemu's log holds descriptor 3
+	}
+	m, err := linux.New(prog, data, cfg)
 	if err != nil {
 		return nil, err
 	}
 	d := &differ{prog: prog, m: m, fp: opt.FP}
-	qopt := oracle.Options{FP: opt.FP, Args: opt.Args, CPU: opt.CPU}
+	qopt := oracle.Options{FP: opt.FP, Args: opt.Args, CPU: opt.CPU, Sysroot: opt.Sysroot, Dir: opt.Dir}
 	var res *oracle.Result
 	if opt.Lockstep > 0 {
 		// Single-stepped qemu is slow: stop it once the lockstep part is

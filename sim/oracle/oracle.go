@@ -83,6 +83,9 @@ type Options struct {
 	// cache directory once.  "" = find plugin/pccount.c of the shared
 	// oracle directory, ../shared/oracle relative to the simrun module root.
 	Plugin string
+	// Sysroot is qemu's -L: where a dynamically linked program's
+	// interpreter and libraries (every absolute path) are looked up first.
+	Sysroot string
 }
 
 // Record is the CPU state before one executed instruction.
@@ -126,7 +129,14 @@ var qemuBinary = map[string]string{
 }
 
 // qemuArgs are the options every run gets, before the tracing options.
-func qemuArgs(arch, cpu string) []string {
+func qemuArgs(arch string, opt Options) []string {
+	if opt.Sysroot != "" {
+		return append([]string{"-L", opt.Sysroot}, cpuArgs(arch, opt.CPU)...)
+	}
+	return cpuArgs(arch, opt.CPU)
+}
+
+func cpuArgs(arch, cpu string) []string {
 	switch {
 	case cpu != "":
 		return []string{"-seed", "1", "-cpu", cpu}
@@ -283,7 +293,7 @@ func Trace(ctx context.Context, prog string, opt Options, fn func(*Record) error
 	if opt.FP {
 		items += ",fpu"
 	}
-	args := append(qemuArgs(arch, opt.CPU), "-singlestep", "-d", items, "-D", fifo, prog)
+	args := append(qemuArgs(arch, opt), "-singlestep", "-d", items, "-D", fifo, prog)
 	args = append(args, opt.Args...)
 	var stdout, stderr bytes.Buffer
 	cmd := command(ctx, bin, args, opt, &stdout, &stderr)
@@ -392,7 +402,7 @@ func Count(ctx context.Context, prog string, opt Options) (*Result, error) {
 	if strings.Contains(lib, ",") || strings.Contains(out, ",") {
 		return nil, fail("plugin path %q or output %q contains a comma, which qemu's -plugin option cannot take", lib, out)
 	}
-	args := append(qemuArgs(arch, opt.CPU), "-plugin", lib+",out="+out, prog)
+	args := append(qemuArgs(arch, opt), "-plugin", lib+",out="+out, prog)
 	args = append(args, opt.Args...)
 	var stdout, stderr bytes.Buffer
 	cmd := command(ctx, bin, args, opt, &stdout, &stderr)
@@ -414,7 +424,7 @@ func Count(ctx context.Context, prog string, opt Options) (*Result, error) {
 		// qemu 7.2 does not run plugin exit callbacks when the guest is
 		// killed by a signal: count in a traced run instead (only the
 		// "Trace" lines are looked at beyond the first record).
-		tres, terr := Trace(ctx, prog, Options{Max: 1, Args: opt.Args, Dir: opt.Dir}, func(*Record) error { return nil })
+		tres, terr := Trace(ctx, prog, Options{Max: 1, Args: opt.Args, Dir: opt.Dir, CPU: opt.CPU, Sysroot: opt.Sysroot}, func(*Record) error { return nil })
 		if terr != nil {
 			return res, fail("guest killed by signal %d, no plugin counts, and the traced run failed: %w", res.Signal, terr)
 		}
