@@ -27,17 +27,6 @@ func driveUnit(u *Unit, n int) {
 	}
 }
 
-// regCase is one register value: what the unit must do with it.
-type regCase struct {
-	reg Reg
-	v   uint64
-	// bsr, if not zero, is the PMBSR syndrome the first record raises
-	// (the driver's interrupt handler sees it; the test hooks it).
-	bsr uint64
-	// records: how many of 50 selections are written (-1: don't check).
-	records int
-}
-
 // TestRegisterRanges walks every writable SPE register of every preset
 // through 0, 1, each field's lowest bit, highest bit and all-ones value,
 // and all-ones, behind the Linux-like driver: each write is either
