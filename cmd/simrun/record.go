@@ -125,7 +125,7 @@ func parseFormats(values []string, perfPath string) ([]output, error) {
 func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("record", "record [flags] PROG [ARGS...]", indent(recordExamples), stderr)
 	event := fs.String("e", "arm_spe//", "perf `EVENT` of the arm_spe PMU with its terms (see simrun spe terms)")
-	period := fs.Uint64("c", 4096, "sample `PERIOD` in operations (PMSIRR.INTERVAL; rounded down to a multiple of 256)")
+	period := fs.Uint64("c", 4096, "sample `PERIOD` in operations (PMSIRR.INTERVAL: a multiple of 256 from the model's minimum to 0xffffff00; else adjusted, with a note)")
 	out := fs.String("o", "perf.data", "write the perf.data recording to `FILE` (other formats are named after it)")
 	var formats multiFlag
 	fs.Var(&formats, "format", "what to write: `LIST` of perf, pprof, folded, script, json, each NAME or NAME=FILE (default perf; repeatable)")
@@ -143,6 +143,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	callchain := fs.String("callchain", "sframe", "the call stack each sample gets: `METHOD` = sframe, eh_frame, fp, truth (the executed calls) or none")
 	policyText := fs.String("unwind-policy", "default", "unwinder `SWITCHES` for the callchains (see 'simrun unwind policies')")
 	pauth := fs.Bool("pauth", false, "arm64: pointer authentication on (paciasp signs return addresses)")
+	maxStack := fs.Int("max-stack", spe.DefaultMaxStack, "keep at most `N` frames of each callchain, the innermost (Linux's kernel.perf_event_max_stack)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -172,6 +173,10 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return errUsage
 		}
 	}
+	if *maxStack < 1 || *maxStack > profile.MaxCallchainFrames {
+		fmt.Fprintf(stderr, "simrun record: --max-stack %d: want 1 to %d (frames that fit one perf record)\n", *maxStack, profile.MaxCallchainFrames)
+		return errUsage
+	}
 	auxPages, note, err := spe.ParseAuxSize(*auxSize)
 	if err != nil {
 		return fmt.Errorf("--aux-pages: %w", err)
@@ -198,6 +203,10 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: linux.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
 	if !*quiet && isTerminal(stderr) {
 		job.Progress = stderr
+	}
+	job.MaxStack = *maxStack
+	if !*quiet {
+		job.Notes = stderr
 	}
 	r, err := job.run()
 	if err != nil {
@@ -243,6 +252,9 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	for _, e := range d.Errors {
 		fmt.Fprintf(stderr, "simrun record: arm_spe_pmu: %s\n", e)
+	}
+	if r.chainsCut > 0 && !*quiet {
+		fmt.Fprintf(stderr, "simrun record: %d callchains were deeper than --max-stack %d: kept their %d innermost frames\n", r.chainsCut, *maxStack, *maxStack)
 	}
 	note = ""
 	if r.truncated {
@@ -354,6 +366,10 @@ type recordJob struct {
 	Callchain string
 	Policy    unwind.Policy
 	PAuth     bool
+	// MaxStack caps each callchain (0: spe.DefaultMaxStack).
+	MaxStack int
+	// Notes, if not nil, gets one-line notes (the period as programmed).
+	Notes io.Writer
 }
 
 // recording is what a recordJob produced.
@@ -373,6 +389,8 @@ type recording struct {
 	// callchains[i] is the call stack of SPE record i, leaf first (the
 	// stack tracer's); nil: each sample's callchain is its pc alone.
 	callchains [][]uint64
+	chainsCut  int // callchains cut at MaxStack frames
+	maxStack   int
 }
 
 // run loads and runs the program with the timing model and the SPE unit
@@ -386,7 +404,13 @@ func (j *recordJob) run() (*recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Period = j.Period
+	var note string
+	if cfg.Period, note, err = spe.SamplePeriod(j.Period, &feats); err != nil {
+		return nil, err
+	}
+	if note != "" && j.Notes != nil {
+		fmt.Fprintf(j.Notes, "simrun record: %s\n", note)
+	}
 	m, err := linux.Load(j.Cfg.Args[0], j.Cfg)
 	if err != nil {
 		return nil, err
@@ -405,19 +429,11 @@ func (j *recordJob) run() (*recording, error) {
 	}
 	d.Drain = j.Drain
 	for _, kv := range j.Regs {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("--spe-reg %q: want NAME=VALUE", kv)
+		reg, v, err := spe.ParseRegWrite(kv)
+		if err == nil {
+			err = u.WriteReg(reg, v)
 		}
-		reg, err := spe.RegByName(name)
 		if err != nil {
-			return nil, fmt.Errorf("--spe-reg: %w", err)
-		}
-		v, err := parseUint(val)
-		if err != nil {
-			return nil, fmt.Errorf("--spe-reg %s: %w", name, err)
-		}
-		if err := u.Regs.SetChecked(reg, v); err != nil {
 			return nil, fmt.Errorf("--spe-reg: %w", err)
 		}
 	}
@@ -431,6 +447,9 @@ func (j *recordJob) run() (*recording, error) {
 		}
 	}
 	rec := spe.NewRecorder(m, u, d)
+	if rec.MaxStack = j.MaxStack; rec.MaxStack <= 0 {
+		rec.MaxStack = spe.DefaultMaxStack
+	}
 	if err := j.attachCallchains(m, rec); err != nil {
 		return nil, err
 	}
@@ -446,7 +465,7 @@ func (j *recordJob) run() (*recording, error) {
 	}
 	rec.Finish()
 	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
-		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains}
+		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack}
 	r.data, r.truncated = d.Data()
 	return r, nil
 }
@@ -644,6 +663,7 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 		for _, s := range rec.Samples {
 			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain})
 		}
+		pd.MaxStack = uint16(min(r.maxStack, 0xffff))
 	}
 	if pd.Simrun, err = profile.EncodeSection(sum, r.callchains); err != nil {
 		return nil, err

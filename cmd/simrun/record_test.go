@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -649,4 +650,217 @@ func TestCallchains(t *testing.T) {
 	st, _, stderr := run(t, "record", "--callchain", "lbr", "-o", filepath.Join(t.TempDir(), "x"), "programs/bin/aarch64-O2/fib")
 	assert.Equal(t, 2, st)
 	assert.Contains(t, stderr, "--callchain")
+}
+
+// attrPeriod reads sample_period of the first event attr of a perf.data
+// file (the arm_spe event).
+func attrPeriod(t *testing.T, path string) uint64 {
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(data), 104+24)
+	le := func(off int) uint64 {
+		var v uint64
+		for i := 7; i >= 0; i-- {
+			v = v<<8 | uint64(data[off+i])
+		}
+		return v
+	}
+	attrs := int(le(24))
+	return le(attrs + 16)
+}
+
+// TestRecordPeriodRange: -c outside PMSIRR.INTERVAL's range is clamped
+// (not masked) to it, with a one-line note, and perf.data's attr has the
+// period programmed.
+func TestRecordPeriodRange(t *testing.T) {
+	prog := relProgram(t, "aarch64-O2", "listchase")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		period, want string
+		note         string
+	}{
+		{"4096", "4096", ""},
+		{"4294967296", "4294967040", "sample period 4294967296 does not fit PMSIRR.INTERVAL: using the largest, 4294967040 (0xffffff00)"},
+		{"18446744073709551615", "4294967040", "does not fit PMSIRR.INTERVAL"},
+		{"5", "1024", "sample period 5 is below this unit's minimum interval: using 1024"},
+		{"1023", "1024", "below this unit's minimum interval"},
+		{"5000", "4864", "sample period 5000 rounded down to 4864"},
+	} {
+		data := filepath.Join(dir, "p.data")
+		st, _, stderr := run(t, "record", "-c", c.period, "-o", data, prog)
+		require.Equal(t, 36, st, stderr)
+		if c.note == "" {
+			assert.NotContains(t, stderr, "sample period", c.period)
+		} else {
+			assert.Contains(t, stderr, "simrun record: sample period "+c.period+" ", c.period)
+			assert.Contains(t, stderr, c.note, c.period)
+		}
+		want, _ := strconv.ParseUint(c.want, 10, 64)
+		assert.Equal(t, want, attrPeriod(t, data), "-c %s: perf.data's sample_period", c.period)
+		st, _, stderr = run(t, "record", "--quiet", "-c", c.period, "-o", data, prog)
+		require.Equal(t, 36, st, stderr)
+		assert.NotContains(t, stderr, "sample period", "--quiet")
+	}
+	// The huge period samples nothing, as 0xffffff00 does (a masked one
+	// would have sampled every 256 operations).
+	st, _, stderr := run(t, "record", "-c", "0x1000000100", "-o", filepath.Join(dir, "h.data"), prog)
+	require.Equal(t, 36, st, stderr)
+	assert.Contains(t, stderr, ": 0 SPE records")
+}
+
+// TestRecordSPERegisterWalk: simrun record with --spe-reg walking each
+// SPE register through 0, 1, its fields' lowest and highest bits and
+// all-ones values, and all-ones: each run finishes within a time bound and
+// an allocation bound with either a clear refusal naming the register or
+// a recording, never a panic. Values the issue reported are pinned.
+func TestRecordSPERegisterWalk(t *testing.T) {
+	prog := relProgram(t, "aarch64-O2", "listchase")
+	dir := t.TempDir()
+	type result struct {
+		st     int
+		stderr string
+		alloc  uint64
+	}
+	record := func(t *testing.T, args ...string) result {
+		t.Helper()
+		done := make(chan result, 1)
+		go func() {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			st, _, stderr := run(t, append(append([]string{"record", "-c", "1024", "--max-insns", "60000", "-o", filepath.Join(dir, "w.data")}, args...), prog)...)
+			runtime.ReadMemStats(&after)
+			done <- result{st, stderr, after.TotalAlloc - before.TotalAlloc}
+		}()
+		select {
+		case r := <-done:
+			assert.Less(t, r.alloc, uint64(512<<20), "%v: allocations", args)
+			assert.NotContains(t, r.stderr, "panic", "%v", args)
+			return r
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%v: no result in 60s", args)
+		}
+		return result{}
+	}
+	for _, model := range []string{"neoverse-n1", "spe-max"} {
+		f := spe.Presets[model]
+		for _, ri := range spe.Registers {
+			if ri.ReadOnly {
+				continue
+			}
+			vals := []uint64{0, 1, ^uint64(0)}
+			for _, fl := range ri.Fields {
+				lo, hi := uint64(1)<<fl.Lo, uint64(1)<<fl.Hi
+				vals = append(vals, lo, hi, hi-lo+hi)
+			}
+			for _, v := range slices.Compact(slices.Sorted(slices.Values(vals))) {
+				arg := fmt.Sprintf("%s=%#x", ri.Name, v)
+				t.Run(model+"/"+arg, func(t *testing.T) {
+					r := record(t, "--cpu", model, "--spe-reg", arg)
+					if r.st == 1 && strings.Contains(r.stderr, "--spe-reg") {
+						assert.Contains(t, r.stderr, ri.Name)
+						assert.True(t, v&^ri.WritableMask(&f) != 0 || (ri.Present != nil && !ri.Present(&f)),
+							"refused without a RES0 bit: %s", r.stderr)
+						return
+					}
+					assert.Contains(t, r.stderr, "[ simrun record: wrote ", "the run finished")
+				})
+			}
+		}
+	}
+	// The issue's cases and the syndromes they get.
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--spe-reg", "PMBPTR=0"}, []string{"arm_spe_pmu: Unexpected buffer fault on CPU 0 [PMBSR=0x0000000090020007, PMBPTR=0x0000000000000000"}},
+		{[]string{"--spe-reg", "PMBPTR=0xffffffffffffffff"}, []string{"arm_spe_pmu: Buffer pointer outside the AUX transaction on CPU 0 [PMBSR=0x0000000000020001"}},
+		{[]string{"--cpu", "spe-max", "--spe-reg", "PMBPTR=0xffff800010000001"}, []string{"PMBSR=0x0000000090020021"}},
+		{[]string{"--spe-reg", "PMBLIMITR=0"}, []string{": 0 SPE records"}},
+		{[]string{"--spe-reg", "PMBSR=0x20000"}, []string{"arm_spe_pmu: Unknown buffer status code on CPU 0 [PMBSR=0x0000000000020000"}},
+	} {
+		r := record(t, c.args...)
+		for _, w := range c.want {
+			assert.Contains(t, r.stderr, w, "%v", c.args)
+		}
+	}
+	// INTERVAL = 0 samples at the minimum interval, 1024 on neoverse-n1:
+	// as -c 1024 does (and as INTERVAL = 4 written by hand).
+	written := func(s string) (n int) {
+		_, err := fmt.Sscanf(s[strings.Index(s, "w.data: ")+len("w.data: "):], "%d SPE records", &n)
+		require.NoError(t, err, s)
+		return n
+	}
+	base := written(record(t).stderr)
+	assert.Greater(t, base, 10)
+	assert.Equal(t, base, written(record(t, "--spe-reg", "PMSIRR=0").stderr), "PMSIRR=0")
+	assert.Equal(t, base, written(record(t, "--spe-reg", "PMSIRR=0x400").stderr), "PMSIRR=0x400")
+}
+
+// TestRecordDeepCallchain: a 20000-deep recursion recorded with the true
+// call stacks gives a perf.data stock perf reads: callchains are capped
+// at --max-stack frames (Linux's kernel.perf_event_max_stack, 127 by
+// default; the kernel marks no truncation, so simrun notes it on stderr
+// and perf evlist -v shows sample_max_stack), and a cap that would not
+// fit one perf record is a usage error.
+func TestRecordDeepCallchain(t *testing.T) {
+	gcc := oracle.RequireTool(t, "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "deep.c")
+	require.NoError(t, os.WriteFile(src, []byte(`__attribute__((noinline)) static long rec(long n) {
+	if (n == 0)
+		return 0;
+	return rec(n - 1) + 1;
+}
+
+void _start(void) {
+	register long x0 __asm__("x0") = rec(20000) == 20000 ? 0 : 1;
+	register long x8 __asm__("x8") = 93; /* exit */
+	__asm__ volatile("svc #0" : : "r"(x0), "r"(x8));
+	for (;;) {
+	}
+}
+`), 0o644))
+	prog := filepath.Join(dir, "deep")
+	out, err := exec.Command(gcc, "-O0", "-static", "-nostdlib", "-fno-omit-frame-pointer", "-o", prog, src).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, c := range []struct {
+		maxStack string
+		frames   int
+	}{{"", 127}, {"1000", 1000}, {"8183", 8183}} {
+		data := filepath.Join(dir, "deep"+c.maxStack+".data")
+		args := []string{"record", "--callchain", "truth", "-c", "1024", "--format", "perf,json", "-o", data}
+		if c.maxStack != "" {
+			args = append(args, "--max-stack", c.maxStack)
+		}
+		st, _, stderr := run(t, append(args, prog)...)
+		require.Equal(t, 0, st, stderr)
+		assert.Regexp(t, fmt.Sprintf(`simrun record: \d+ callchains were deeper than --max-stack %d: kept their %d innermost frames\n`, c.frames, c.frames), stderr)
+		// The JSON samples carry the capped stacks: none longer, some at the cap.
+		js, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".jsonl")
+		require.NoError(t, err)
+		longest := 0
+		for _, line := range strings.Split(strings.TrimSpace(string(js)), "\n")[1:] {
+			longest = max(longest, strings.Count(line, `"pc":`)-1) // the sample's own pc, then its frames
+		}
+		assert.Equal(t, c.frames, longest, "the deepest callchain")
+		for _, pargs := range [][]string{{"report", "-D"}, {"script"}, {"evlist", "-v"}} {
+			cmd := exec.Command(perf, append(pargs, "-i", data)...)
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			require.NoError(t, cmd.Run(), "perf %v: %s", pargs, e.String())
+			assert.NotContains(t, e.String(), "failed to process", "perf %v", pargs)
+			if pargs[0] == "evlist" {
+				assert.Contains(t, o.String(), fmt.Sprintf("sample_max_stack: %d", c.frames))
+			}
+			if pargs[0] == "report" {
+				assert.Contains(t, o.String(), fmt.Sprintf("FP chain: nr:%d", c.frames+1), "the capped chain and its PERF_CONTEXT_USER")
+			}
+		}
+	}
+	for _, bad := range []string{"0", "8184", "-1"} {
+		st, _, stderr := run(t, "record", "--callchain", "truth", "--max-stack", bad, "-o", filepath.Join(dir, "x.data"), prog)
+		assert.Equal(t, 2, st, bad)
+		assert.Contains(t, stderr, "--max-stack "+bad+": want 1 to 8183", bad)
+	}
 }

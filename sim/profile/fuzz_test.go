@@ -27,3 +27,23 @@ func FuzzReadRecording(f *testing.F) {
 		_, _ = ReadFeature(data, FeatSimrun)
 	})
 }
+
+// FuzzParseWeight: any --weight argument is one of the weights, whose
+// name reads back, or an error.
+func FuzzParseWeight(f *testing.F) {
+	for _, s := range []string{"samples", "total", "issue", "xlat", "", "Total", "lat"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w, err := ParseWeight(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if w.String() != s {
+			t.Fatalf("%q parses to %v", s, w)
+		}
+	})
+}

@@ -90,18 +90,22 @@ type Callchain struct {
 
 // PerfData is an Arm SPE recording of one process.
 type PerfData struct {
-	MIDR     uint64 // selects perf's data-source decoding (Neoverse N1: 0x410fd0c0)
-	CPUDesc  string
-	Cmdline  []string
-	Config   [5]uint64 // config, config1..config4 of the arm_spe event
-	Period   uint64
-	PID      uint32
-	Comm     string
-	Maps     []Map
-	Chunks   []AuxChunk
-	Samples  []Callchain // optional call stacks, recorded on the dummy event
-	Start    uint64      // ns: time of COMM/MMAP2 (<= the first SPE timestamp)
-	End      uint64      // ns: time of EXIT
+	MIDR    uint64 // selects perf's data-source decoding (Neoverse N1: 0x410fd0c0)
+	CPUDesc string
+	Cmdline []string
+	Config  [5]uint64 // config, config1..config4 of the arm_spe event
+	Period  uint64
+	PID     uint32
+	Comm    string
+	Maps    []Map
+	Chunks  []AuxChunk
+	Samples []Callchain // optional call stacks, recorded on the dummy event
+	// MaxStack is the frame cap of those stacks (attr.sample_max_stack of
+	// their event; 0: none given). A stack over MaxCallchainFrames does
+	// not fit a perf record and makes WriteTo fail.
+	MaxStack uint16
+	Start    uint64 // ns: time of COMM/MMAP2 (<= the first SPE timestamp)
+	End      uint64 // ns: time of EXIT
 	Hostname string
 	// Arch is the guest's uname machine for the arch feature (HEADER_ARCH;
 	// "" = "aarch64"): perf picks the register names and the address
@@ -191,7 +195,11 @@ func (p *PerfData) callchainAttr() []byte {
 	// disabled, exclude_kernel, exclude_hv, sample_id_all
 	a.u64(1<<0 | 1<<5 | 1<<6 | 1<<18)
 	a.Write(make([]byte, attrSize-a.Len()))
-	return a.Bytes()
+	b := a.Bytes()
+	// sample_max_stack (attr offset 108): the frame cap the callchains
+	// were taken with, as perf record sets it (perf evlist -v shows it).
+	binary.LittleEndian.PutUint16(b[108:], p.MaxStack)
+	return b
 }
 
 // trailer is the sample_id of kernel records: TID, TIME, CPU, IDENTIFIER.
@@ -204,12 +212,32 @@ func (p *PerfData) trailer(b *buf, t uint64, id uint64) {
 	b.u64(id)
 }
 
-// record wraps a body into a perf_event_header record.
-func record(out *buf, typ uint32, misc uint16, body []byte) {
+// MaxRecordSize is the largest perf record: perf_event_header.size is a
+// 16-bit byte count, header included.
+const MaxRecordSize = 0xffff
+
+// MaxCallchainFrames is the most frames a callchain sample of PerfData
+// can carry within MaxRecordSize: the header takes 8 bytes, the sample's
+// fixed fields (identifier, ip, pid/tid, time, cpu, the callchain's nr)
+// 48, PERF_CONTEXT_USER 8, and each frame 8.
+const MaxCallchainFrames = (MaxRecordSize - 8 - 48 - 8) / 8
+
+var recordNames = map[uint32]string{recMMAP: "MMAP", recCOMM: "COMM", recEXIT: "EXIT", recSAMPLE: "SAMPLE",
+	recMMAP2: "MMAP2", recAUX: "AUX", recITRACEStart: "ITRACE_START", recFinishRound: "FINISHED_ROUND",
+	recAuxtraceInfo: "AUXTRACE_INFO", recAuxtrace: "AUXTRACE", recTimeConv: "TIME_CONV"}
+
+// record wraps a body into a perf_event_header record. A record whose
+// size does not fit the header's 16 bits is an error: perf would read a
+// wrapped size and lose its place in the file.
+func record(out *buf, typ uint32, misc uint16, body []byte) error {
+	if n := 8 + len(body); n > MaxRecordSize {
+		return fmt.Errorf("PERF_RECORD_%s of %d bytes is over perf's %d-byte record limit", recordNames[typ], n, MaxRecordSize)
+	}
 	out.u32(typ)
 	out.u16(misc)
 	out.u16(uint16(8 + len(body)))
 	out.Write(body)
+	return nil
 }
 
 // WriteFile writes the recording to path, atomically (a temporary file
@@ -245,6 +273,12 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	dataOff := idsOff + uint64(len(ids))*8
 
 	// Data section.
+	var rerr error // the first record that does not fit
+	record := func(out *buf, typ uint32, misc uint16, b []byte) {
+		if err := record(out, typ, misc, b); err != nil && rerr == nil {
+			rerr = err
+		}
+	}
 	var d buf
 	var auxIndex []uint64 // file offsets of AUXTRACE records
 	var tc buf            // TIME_CONV: shift 0, mult 1, zero 0: timestamps are ns
@@ -290,7 +324,11 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	it.u32(p.PID)
 	p.trailer(&it, p.Start, idSPE)
 	record(&d, recITRACEStart, 0, it.Bytes())
-	for _, s := range p.Samples {
+	for i, s := range p.Samples {
+		if len(s.Stack) > MaxCallchainFrames {
+			return 0, fmt.Errorf("perf.data: callchain sample %d has %d frames: over perf's %d-byte record limit (at most %d frames fit; cap them, as simrun record's --max-stack does)",
+				i, len(s.Stack), MaxRecordSize, MaxCallchainFrames)
+		}
 		var sb buf
 		sb.u64(idCallchain) // IDENTIFIER comes first in a sample
 		sb.u64(s.IP)
@@ -342,6 +380,10 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	p.trailer(&ex, p.End, idDummy)
 	record(&d, recEXIT, 0, ex.Bytes())
 	record(&d, recFinishRound, 0, nil)
+
+	if rerr != nil {
+		return 0, fmt.Errorf("perf.data: %w", rerr)
+	}
 
 	// Features, in ascending bit order.
 	type feat struct {

@@ -144,3 +144,71 @@ func speDumpLines(out string) []string {
 	}
 	return lines
 }
+
+// TestRecordSizeLimit: a record that would not fit perf_event_header's
+// 16-bit size is an error naming it, never a wrapped size; the largest
+// callchain that fits is written and stock perf reads it.
+func TestRecordSizeLimit(t *testing.T) {
+	bin := hello(t)
+	chain := func(n int) []uint64 {
+		s := make([]uint64, n)
+		for i := range s {
+			s[i] = 0x400100 + uint64(i%16)*4
+		}
+		return s
+	}
+	mk := func() *PerfData {
+		return &PerfData{Comm: "hello", PID: 7, Period: 4096, MaxStack: MaxCallchainFrames,
+			Maps: []Map{{Start: 0x400000, Len: 0x10000, Prot: 5, Filename: bin.Path}}}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(p *PerfData)
+		want string // "" = fits
+	}{
+		{"largest callchain", func(p *PerfData) { p.Samples = []Callchain{{IP: 0x400100, Stack: chain(MaxCallchainFrames)}} }, ""},
+		{"one frame more", func(p *PerfData) { p.Samples = []Callchain{{IP: 0x400100, Stack: chain(MaxCallchainFrames + 1)}} },
+			"callchain sample 0 has 8184 frames: over perf's 65535-byte record limit (at most 8183 frames fit"},
+		{"20000 frames", func(p *PerfData) { p.Samples = []Callchain{{IP: 1}, {IP: 0x400100, Stack: chain(20000)}} }, "callchain sample 1 has 20000 frames"},
+		{"comm", func(p *PerfData) { p.Comm = strings.Repeat("c", 70000) }, "PERF_RECORD_COMM of 70056 bytes is over perf's 65535-byte record limit"},
+		{"mmap2 file name", func(p *PerfData) { p.Maps[0].Filename = strings.Repeat("f", 65536) }, "PERF_RECORD_MMAP2 of"},
+	} {
+		p := mk()
+		c.edit(p)
+		var b bytes.Buffer
+		_, err := p.WriteTo(&b)
+		if c.want != "" {
+			assert.ErrorContains(t, err, c.want, c.name)
+			continue
+		}
+		require.NoError(t, err, c.name)
+		// every record's size matches what follows it
+		data := b.Bytes()
+		recs := 0
+		le := func(off uint64, n int) uint64 {
+			var v uint64
+			for i := n - 1; i >= 0; i-- {
+				v = v<<8 | uint64(data[off+uint64(i)])
+			}
+			return v
+		}
+		off, end := le(40, 8), le(40, 8)+le(48, 8)
+		for off < end {
+			size := le(off+6, 2)
+			require.GreaterOrEqual(t, size, uint64(8), c.name)
+			if le(off, 4) == recSAMPLE {
+				assert.EqualValues(t, 64+8*MaxCallchainFrames, size, "%s: the sample fills the limit", c.name)
+			}
+			off += size
+			recs++
+		}
+		assert.Equal(t, end, off, c.name)
+		path := filepath.Join(t.TempDir(), "perf.data")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		perf := oracle.RequireTool(t, "perf", "linux-perf")
+		out, err := exec.Command(perf, "report", "-D", "-i", path).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.NotContains(t, string(out), "failed to process type", c.name)
+		assert.Contains(t, string(out), "PERF_RECORD_SAMPLE", c.name)
+	}
+}

@@ -45,6 +45,7 @@ type Driver struct {
 	head, tail uint64 // bytes produced / consumed (not wrapped)
 	txStart    uint64 // head at the start of the running transaction (before padding)
 	txPtr      uint64 // PMBPTR programmed for it
+	txLimit    uint64 // and the limit address
 	active     bool
 	truncated  bool
 	now        func() uint64
@@ -163,7 +164,7 @@ func (d *Driver) next() bool {
 				lim |= fmDiscard << 1
 			}
 			r.Set(PMBLIMITR, lim)
-			d.txPtr, d.active = d.Base+off, true
+			d.txPtr, d.txLimit, d.active = d.Base+off, d.Base+limit, true
 			return true
 		}
 		// Not enough room before the limit: pad up to it and try again
@@ -206,27 +207,50 @@ func (d *Driver) irq() {
 	default:
 		fatal = "Unknown error code"
 	}
-	d.endTransaction(flags)
-	if fatal != "" {
+	ptr, lim := r.Get(PMBPTR), r.Get(PMBLIMITR)
+	if !d.endTransaction(flags) && fatal == "" {
+		fatal = "Buffer pointer outside the AUX transaction"
+	}
+	switch {
+	case fatal != "":
 		d.Errors = append(d.Errors, fmt.Sprintf("%s on CPU 0 [PMBSR=0x%016x, PMBPTR=0x%016x, PMBLIMITR=0x%016x]",
-			fatal, bsr, r.Get(PMBPTR), r.Get(PMBLIMITR)))
+			fatal, bsr, ptr, lim))
 		r.Set(PMSCR, 0)
 		r.Set(PMBLIMITR, 0)
-	} else if flags&AuxTruncated == 0 && !d.next() {
+	case flags&AuxTruncated != 0:
+		// A truncated AUX transaction (DL: a partial record was lost)
+		// ends the session: perf disables an event whose AUX output was
+		// truncated, and the driver then finds no buffer to restart in.
+		d.Errors = append(d.Errors, fmt.Sprintf("partial record lost (PMBSR.DL=1) on CPU 0 [PMBSR=0x%016x]: AUX data truncated, profiling stopped", bsr))
+		r.Set(PMBLIMITR, 0)
+	case !d.next():
 		d.truncated = true
-		d.Events[len(d.Events)-1].Flags |= AuxTruncated
+		if n := len(d.Events); n > 0 {
+			d.Events[n-1].Flags |= AuxTruncated
+		}
 		r.Set(PMBLIMITR, 0)
 	}
 	r.Set(PMBSR, 0) // restarts profiling (if the buffer is still enabled)
 }
 
-// endTransaction reports the data written since the transaction started.
-func (d *Driver) endTransaction(flags uint64) {
+// endTransaction reports the data written since the transaction started:
+// from its start to PMBPTR. It reports false, and no data, when PMBPTR is
+// not within the transaction's part of the ring, [its pointer, its limit]
+// (software moved the pointer, or a fault left it elsewhere): Linux's
+// driver would compute a size from it regardless, which wraps around;
+// simrun drops that transaction's data and flags it truncated.
+func (d *Driver) endTransaction(flags uint64) bool {
 	if !d.active {
-		return
+		return true
 	}
 	d.active = false
-	d.head += d.U.Regs.Get(PMBPTR) - d.txPtr
+	ptr := d.U.Regs.Get(PMBPTR)
+	ok := ptr >= d.txPtr && ptr <= d.txLimit
+	if ok {
+		d.head += ptr - d.txPtr
+	} else {
+		flags |= AuxTruncated
+	}
 	size := d.head - d.txStart
 	ev := AuxEvent{Offset: d.txStart % d.Size, Size: size, Flags: flags}
 	if d.now != nil {
@@ -243,6 +267,7 @@ func (d *Driver) endTransaction(flags uint64) {
 		}
 		d.Events = append(d.Events, ev)
 	}
+	return ok
 }
 
 // Stop disables profiling and drains, as perf does when the program ends
@@ -251,7 +276,10 @@ func (d *Driver) Stop() {
 	r := d.U.Regs
 	r.Set(PMSCR, 0)
 	d.saved = r.Get(PMSICR)
-	d.endTransaction(0)
+	if ptr := r.Get(PMBPTR); !d.endTransaction(0) {
+		d.Errors = append(d.Errors, fmt.Sprintf("Buffer pointer outside the AUX transaction at stop on CPU 0 [PMBPTR=0x%016x, AUX transaction 0x%x-0x%x]: its data is dropped",
+			ptr, d.txPtr, d.txLimit))
+	}
 	r.Set(PMBLIMITR, 0)
 	d.U.Finish()
 }

@@ -1,15 +1,38 @@
 package spe
 
-// CU is the outcome chosen for a CONSTRAINED UNPREDICTABLE filter setting.
+// CU is the outcome chosen for a CONSTRAINED UNPREDICTABLE setting.
 type CU uint8
 
 const (
 	CUFilterOff CU = iota // behave as if the filter were disabled
 	CURejectAll           // record no samples
+
+	// The same two values read better for the profiling buffer's choices.
+	CURaiseEvent = CUFilterOff // raise a buffer management event (PMBSR.S=1)
+	CUDiscard    = CURejectAll // silently discard the record
 )
 
 // Choices are simrun's decisions where the architecture leaves one
 // (SPE.md §10); DefaultChoices gives the documented defaults.
+//
+// Besides these knobs, simrun fixes the following (no knob):
+//   - PMSIRR.INTERVAL = 0 gives an UNKNOWN sampling interval (Arm ARM
+//     D24.7.15, SPE.md §10 #6): simrun reloads the counter with the unit's
+//     minimum interval (PMSIDR.Interval, e.g. 1024 on neoverse-n1), so a
+//     zero interval samples as if the minimum had been programmed. A
+//     nonzero INTERVAL below that minimum is architecturally only "likely
+//     to cause sample collisions" (PMSIDR.Interval): it is used as written.
+//   - PMSCR.PCT: simrun has one clock (the timing model's nanoseconds), so
+//     every PCT value, the reserved 0b10 included (§10 #7), gives the same
+//     timestamps.
+//   - PMBPTR bits [Align-1:0] (PMBIDR.Align > 0) are read/write, so a
+//     misaligned pointer is possible (see MisalignedPointer).
+//   - A PMBPTR whose top byte differs from LIMIT's (§10 #10) is translated
+//     as it stands, as SPEWriteToBuffer does: simrun's owning regime maps
+//     only the AUX area, so the write takes a stage 1 translation fault
+//     (PMBSR EC 0x24, FSC 0x07) with PMBPTR left at the faulting address.
+//   - PMBLIMITR.PMFZ (freeze the PMU on a management event) has nothing to
+//     freeze: simrun models no PMU event counters besides SPE's own.
 type Choices struct {
 	// EmptyEventFilter: PMSFCR.FE=1 with no filterable bit in PMSEVFR
 	// (§10 #1); likewise FnE=1 with PMSNEVFR empty (#2). Default: as if
@@ -23,15 +46,24 @@ type Choices struct {
 	EmptyTypeFilter CU
 	// ZeroMinLatency: FL=1 with MINLAT=0 (#5). Default: as if FL were 0.
 	ZeroMinLatency CU
-	// ReservedFM: PMBLIMITR.FM = 0b01 or 0b11 (#25). Default: fill mode;
+	// ReservedFM: PMBLIMITR.FM = 0b01 or 0b11, or 0b10 (discard) on a unit
+	// before SPEv1p2 where it is reserved too (#25). Default: fill mode;
 	// CURejectAll makes it discard mode.
 	ReservedFM CU
-	// BadPointer: a record is about to be written while the pointer
-	// restrictions are violated, PMBPTR > LIMIT - 2^MaxSize or
-	// PMBPTR[63:56] != LIMIT[63:56] (#10). Default (CUFilterOff): a
-	// buffer-full management event before any byte is written, counted as
-	// SAMPLE_BUFFER_FULL; CURejectAll: the record is silently discarded.
+	// BadPointer: a record is about to be written while PMBPTR >
+	// LIMIT - 2^MaxSize (the pointer at, beyond or too close to the limit,
+	// including a LIMIT below 2^MaxSize) (#10). Default (CURaiseEvent): a
+	// buffer-full management event (PMBSR EC 0, BSC 0b000001, as
+	// SPEBufferIsFull would say) before any byte is written, PMBPTR
+	// unchanged, counted as SAMPLE_BUFFER_FULL; CUDiscard: the record is
+	// silently discarded.
 	BadPointer CU
+	// MisalignedPointer: PMBPTR not a multiple of 2^PMBIDR.Align when a
+	// record is about to be written (#11, UNPREDICTABLE). Default
+	// (CURaiseEvent): an Alignment fault management event, PMBSR EC 0x24
+	// (stage 1 data abort), FSC 0b100001, PMBPTR unchanged, nothing
+	// written; CUDiscard: the record is silently discarded.
+	MisalignedPointer CU
 }
 
 // DefaultChoices returns simrun's default choices.

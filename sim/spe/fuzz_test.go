@@ -106,3 +106,53 @@ func sampleStream(f *Features) []byte {
 	}
 	return data
 }
+
+// FuzzParseRegWrite: any --spe-reg argument either names a register and a
+// value, which the unit accepts or refuses with a message naming the
+// register, or fails with a message; never a panic.
+func FuzzParseRegWrite(f *testing.F) {
+	for _, s := range []string{"PMSFCR=0x20003", "pmbptr=0", "PMSIRR_EL1=4_096", "PMBLIMITR=0xffffffffffffffff",
+		"PMSIDR=1", "PMSFOO=1", "PMSFCR", "PMSFCR=zz", "=", "PMBSR=0x20000", "PMSNEVFR=-1"} {
+		f.Add(s, uint8(0))
+	}
+	names := []string{"neoverse-n1", "neoverse-v2", "spe-max"}
+	f.Fuzz(func(t *testing.T, s string, model uint8) {
+		reg, v, err := ParseRegWrite(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if reg >= numRegs {
+			t.Fatalf("%q: register %d out of range", s, reg)
+		}
+		u, err := NewUnit(Presets[names[int(model)%len(names)]], 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := u.WriteReg(reg, v); err != nil && !strings.Contains(err.Error(), Info(reg).Name) {
+			t.Fatalf("%q: error does not name the register: %v", s, err)
+		}
+	})
+}
+
+// FuzzParseAuxSize: any --aux-pages argument is a power-of-two page
+// count within the bounds, or an error.
+func FuzzParseAuxSize(f *testing.F) {
+	for _, s := range []string{"2", "128", "100", "64K", "1M", "8192B", "12K", "0x10", "5000B", "1", "2G", "99999999999G", "", "-4", "K"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		pages, _, err := ParseAuxSize(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if pages < 2 || pages > MaxAuxPages || pages&(pages-1) != 0 {
+			t.Fatalf("%q: %d pages", s, pages)
+		}
+	})
+}

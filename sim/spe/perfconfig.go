@@ -160,15 +160,36 @@ func ParseEvent(spec string, f *Features) (*Config, error) {
 	return c, nil
 }
 
-// Interval is the PMSIRR value for a sample period: the period in bits
-// 31:8, at least the unit's minimum interval, as the driver computes it.
-func Interval(period uint64, f *Features) (uint64, error) {
-	if period == 0 {
-		return 0, fmt.Errorf("sample period 0: SPE needs a period (-c N, N >= %d)", f.MinInterval())
+// MaxPeriod is the largest sample period PMSIRR can hold: INTERVAL
+// (bits 31:8) all ones.
+const MaxPeriod = 0xffffff00
+
+// SamplePeriod is the period the driver programs for a requested one, as
+// Linux's arm_spe_pmu sanitises it: below the unit's minimum interval it
+// is raised to the minimum, above MaxPeriod clamped to MaxPeriod, and
+// otherwise rounded down to a multiple of 256 (PMSIRR.INTERVAL holds bits
+// 31:8). note, if not empty, says in one line what changed.
+func SamplePeriod(period uint64, f *Features) (programmed uint64, note string, err error) {
+	minP := uint64(f.MinInterval())
+	switch {
+	case period == 0:
+		return 0, "", fmt.Errorf("sample period 0: SPE needs a period (-c N, N >= %d)", minP)
+	case period < minP:
+		return minP, fmt.Sprintf("sample period %d is below this unit's minimum interval: using %d (PMSIDR.Interval)", period, minP), nil
+	case period > MaxPeriod:
+		return MaxPeriod, fmt.Sprintf("sample period %d does not fit PMSIRR.INTERVAL: using the largest, %d (0x%x)", period, uint64(MaxPeriod), MaxPeriod), nil
+	case period&0xff != 0:
+		p := period &^ 0xff
+		return p, fmt.Sprintf("sample period %d rounded down to %d (PMSIRR.INTERVAL counts in 256s)", period, p), nil
 	}
-	v := period & 0xffffff00
-	v = max(v, uint64(f.MinInterval()))
-	return v, nil
+	return period, "", nil
+}
+
+// Interval is the PMSIRR value for a sample period: SamplePeriod's
+// programmed period in bits 31:8.
+func Interval(period uint64, f *Features) (uint64, error) {
+	v, _, err := SamplePeriod(period, f)
+	return v, err
 }
 
 // Program returns the register values the driver writes for c.

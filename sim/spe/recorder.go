@@ -21,8 +21,13 @@ type Recorder struct {
 	// operation, and keeps the stacks of those whose records it wrote.
 	Chain      func(m *cpu.Machine, buf []uint64) []uint64
 	Callchains [][]uint64 // with a Chain: one per record written, in order
-	pending    []uint64   // the stack of the selected operation about to retire
-	seen       bool       // Before ran for the next selected operation
+	// MaxStack caps each kept stack at that many frames, the innermost
+	// ones (0: DefaultMaxStack), as Linux caps a sample's callchain at
+	// kernel.perf_event_max_stack; Truncated counts the stacks it cut.
+	MaxStack  int
+	Truncated int
+	pending   []uint64 // the stack of the selected operation about to retire
+	seen      bool     // Before ran for the next selected operation
 }
 
 // Ahead counts the operations before the next selected one (see
@@ -128,7 +133,12 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 		if r.Chain != nil && u.Written > written {
 			stack := []uint64{o.PC} // not seen before it retired: the pc alone
 			if chain && len(r.pending) > 0 && r.pending[0] == o.PC {
-				stack = append([]uint64(nil), r.pending...)
+				frames := r.pending
+				if max := r.maxStack(); len(frames) > max {
+					frames = frames[:max]
+					r.Truncated++
+				}
+				stack = append([]uint64(nil), frames...)
 			}
 			r.Callchains = append(r.Callchains, stack)
 		}
@@ -136,6 +146,18 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 	if u.F.PBT {
 		r.trackBranches(ops[start:], 0)
 	}
+}
+
+// DefaultMaxStack is Linux's default kernel.perf_event_max_stack: the
+// most frames a sample's callchain carries (the kernel stops walking
+// there and marks nothing; perf report's --max-stack defaults to it too).
+const DefaultMaxStack = 127
+
+func (r *Recorder) maxStack() int {
+	if r.MaxStack <= 0 {
+		return DefaultMaxStack
+	}
+	return r.MaxStack
 }
 
 // trackBranches notes taken branches for the previous-branch-target packet.

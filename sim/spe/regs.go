@@ -1,8 +1,10 @@
 package spe
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -63,6 +65,8 @@ func withFnE(f *Features) bool           { return f.FnE }
 func withFDS(f *Features) bool           { return f.FDS }
 func withEFT(f *Features) bool           { return f.EFT }
 func withERnd(f *Features) bool          { return f.ERnd }
+func withCount16(f *Features) bool       { return f.Count16 }
+func withCount12(f *Features) bool       { return !f.Count16 }
 
 // eventFields are the PMSEVFR/PMSNEVFR bits (bit n filters event E[n]).
 func eventFields() []Field {
@@ -113,7 +117,10 @@ var Registers = []RegInfo{
 	{Reg: PMSEVFR, Name: "PMSEVFR_EL1", Fields: eventFields()},
 	{Reg: PMSNEVFR, Name: "PMSNEVFR_EL1", Present: withFnE, Fields: eventFields()},
 	{Reg: PMSLATFR, Name: "PMSLATFR_EL1", Fields: []Field{
-		{Name: "MINLAT", Hi: 15, Lo: 0, Doc: "minimum total latency to record"},
+		// MINLAT[15:12] is RES0 with 12-bit counters (PMSIDR.CountSize
+		// 0b0010): one field per counter size.
+		{Name: "MINLAT", Hi: 15, Lo: 0, Doc: "minimum total latency to record", Present: withCount16},
+		{Name: "MINLAT", Hi: 11, Lo: 0, Doc: "minimum total latency to record", Present: withCount12},
 	}},
 	{Reg: PMSDSFR, Name: "PMSDSFR_EL1", Present: withFDS, Fields: []Field{
 		{Name: "S", Hi: 63, Lo: 0, Doc: "bit m set: record loads whose data source is m"},
@@ -180,6 +187,29 @@ func RegByName(name string) (Reg, error) {
 		names = append(names, ri.Name)
 	}
 	return 0, fmt.Errorf("unknown SPE register %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// ParseRegWrite reads a register write NAME=VALUE (simrun record's
+// --spe-reg): a register name as RegByName takes it and a number in Go
+// syntax (0x, 0b, 0o prefixes, _ separators), at most 64 bits.
+func ParseRegWrite(s string) (Reg, uint64, error) {
+	name, val, ok := strings.Cut(s, "=")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q: want NAME=VALUE", s)
+	}
+	reg, err := RegByName(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	v, err := strconv.ParseUint(strings.ReplaceAll(strings.TrimSpace(val), "_", ""), 0, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+			return 0, 0, fmt.Errorf("%s: value %q does not fit in 64 bits", Info(reg).Name, val)
+		}
+		return 0, 0, fmt.Errorf("%s: value %q is not a number", Info(reg).Name, val)
+	}
+	return reg, v, nil
 }
 
 // WritableMask is the set of bits that exist in r for f.
@@ -256,10 +286,14 @@ func Explain(f *Features, reg Reg, v uint64) string {
 	fields := append([]Field(nil), ri.Fields...)
 	sort.SliceStable(fields, func(i, j int) bool { return fields[i].Lo > fields[j].Lo })
 	var known uint64
+	writable := ri.WritableMask(f)
 	for _, fl := range fields {
 		present := fl.Present == nil || fl.Present(f)
 		known |= fl.mask()
 		x := fl.Get(v)
+		if !present && v&fl.mask()&^writable == 0 {
+			continue // nothing set beyond the present field of the same name
+		}
 		if reg == PMSEVFR || reg == PMSNEVFR {
 			if x == 0 && present {
 				continue
@@ -277,6 +311,8 @@ func Explain(f *Features, reg Reg, v uint64) string {
 			val += " (" + name + ")"
 		}
 		switch {
+		case fl.Name == "INTERVAL" && x == 0:
+			val += fmt.Sprintf(" = UNKNOWN interval (simrun: the minimum, %d operations)", f.MinInterval())
 		case fl.Name == "INTERVAL":
 			val += fmt.Sprintf(" = %d operations", x*256)
 		case fl.Name == "LIMIT":

@@ -27,6 +27,13 @@ func (s *sampler) set(c uint32, e uint8) {
 
 func (s *sampler) reload() uint32 {
 	c := uint32(s.r.v[PMSIRR]) &^ 0xff // INTERVAL in bits 31:8
+	if c == 0 {
+		// INTERVAL = 0: "an UNKNOWN sampling interval is used" (Arm ARM
+		// D24.7.15); simrun's choice is the unit's minimum interval
+		// (PMSIDR.Interval), documented with Choices. (Reloading 0 would
+		// select nothing, ever.)
+		c = s.f.MinInterval()
+	}
 	if s.rnd() && !s.f.ERnd {
 		c |= s.rand8()
 	}

@@ -18,6 +18,7 @@ const (
 	bscFull    = 0x01
 	fscXlateL3 = 0b000111 // translation fault, level 3
 	fscPermL3  = 0b001111 // permission fault, level 3
+	fscAlign   = 0b100001 // alignment fault
 	pmblimitrE = 1
 	fmDiscard  = 0b10
 	pmscrE0SPE = 1 << 0
@@ -148,11 +149,14 @@ func (u *Unit) Complete(s *Sample, done, ts uint64) {
 func (u *Unit) Finish() { u.inFlight = false }
 
 func (u *Unit) discarding() bool {
-	fm := u.Regs.Get(PMBLIMITR) >> 1 & 3
-	if fm == 1 || fm == 3 {
+	switch fm := u.Regs.Get(PMBLIMITR) >> 1 & 3; {
+	case fm == 0:
+		return false
+	case fm == fmDiscard && u.F.Version >= V1p2:
+		return true
+	default: // reserved: 0b01, 0b11, and 0b10 before SPEv1p2 (SPE.md §10 #25)
 		return u.Ch.ReservedFM == CURejectAll
 	}
-	return fm == fmDiscard && u.F.Version >= V1p2
 }
 
 // physical maps a data address to a simulated physical address: frames are
@@ -177,22 +181,36 @@ func (u *Unit) full(ptr uint64) bool {
 	return u.limit() < max || ptr > u.limit()-max
 }
 
-// write stores a record at PMBPTR byte by byte (SPE.md §7.2), if the
-// pointer restrictions hold (else Choices.BadPointer decides): a fault
-// stops profiling with a stage 1 data abort syndrome, PMBPTR left at the
-// faulting byte; after a complete record, the buffer-full check.
+// write stores a record at PMBPTR byte by byte (SPE.md §7.2,
+// SPEWriteToBuffer). Before any byte: a pointer too close to (or past)
+// the limit is Choices.BadPointer's case, a misaligned one
+// Choices.MisalignedPointer's. A byte whose address does not translate
+// (simrun's owning regime maps only the AUX area) or is not writable stops
+// profiling with a stage 1 data abort syndrome, PMBPTR left at the
+// faulting byte (DebugWriteFault), DL set if part of the record was
+// written. After a complete record, the buffer-full check
+// (SPEBufferIsFull).
 func (u *Unit) write(rec []byte) {
 	r := u.Regs
 	start := r.v[PMBPTR]
-	if u.full(start) || start>>56 != r.v[PMBLIMITR]>>56 {
-		if u.Ch.BadPointer == CUFilterOff {
+	if u.full(start) {
+		if u.Ch.BadPointer == CURaiseEvent {
 			u.PMU.SampleBufferFull++
 			u.management(ecBuffer<<pmbsrECSh | pmbsrS | bscFull)
 		}
 		return
 	}
+	if start&(1<<u.F.Align-1) != 0 {
+		if u.Ch.MisalignedPointer == CURaiseEvent {
+			u.management(ecStage1<<pmbsrECSh | pmbsrS | fscAlign)
+		}
+		return
+	}
 	for _, b := range rec {
 		ptr := r.v[PMBPTR]
+		// (ptr < limit always holds: start <= LIMIT - 2^MaxSize and no
+		// record is longer than 2^MaxSize; the check keeps the SPU's
+		// promise never to write at or beyond the limit regardless.)
 		if ptr >= u.limit() || !u.Mem.Store8(ptr, b) {
 			fsc := uint64(fscXlateL3)
 			if ptr < u.limit() && !u.Mem.Fault.Unmapped {
@@ -212,6 +230,20 @@ func (u *Unit) write(rec []byte) {
 		u.PMU.SampleBufferFull++
 		u.management(ecBuffer<<pmbsrECSh | pmbsrS | bscFull)
 	}
+}
+
+// WriteReg writes a register as software's MSR does, reporting bits that
+// are RES0 on this unit (Regs.SetChecked). A write that sets PMBSR.S
+// asserts the buffer interrupt at once, as a management event would (the
+// PMBIRQ level follows PMBSR.S, SPE.md §7.8).
+func (u *Unit) WriteReg(reg Reg, v uint64) error {
+	if err := u.Regs.SetChecked(reg, v); err != nil {
+		return err
+	}
+	if reg == PMBSR && v&pmbsrS != 0 && u.OnManagement != nil {
+		u.OnManagement()
+	}
+	return nil
 }
 
 // management records a management event (if none is pending) and raises
@@ -234,6 +266,8 @@ func Syndrome(bsr uint64) string {
 	switch {
 	case ec == ecBuffer && mss == bscFull:
 		return "buffer full"
+	case ec == ecStage1 && mss&0x3f == fscAlign:
+		return "stage 1 data abort on buffer write: alignment fault (FSC 0x21)"
 	case ec == ecStage1:
 		return fmt.Sprintf("stage 1 data abort on buffer write (FSC 0x%02x)", mss&0x3f)
 	}
