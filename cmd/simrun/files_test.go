@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -240,33 +239,18 @@ func a64PrintThenLoop() []byte {
 	return elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, words...), append([]byte("go\n"), make([]byte, 61)...))
 }
 
-var simrunBinary struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildSimrun builds this command once for the tests that signal it.
+// buildSimrun builds this command into a test directory, for the
+// tests that signal it.
 func buildSimrun(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go tool to build simrun with")
 	}
-	simrunBinary.once.Do(func() {
-		dir, err := os.MkdirTemp("", "simrun-bin")
-		if err != nil {
-			simrunBinary.err = err
-			return
-		}
-		simrunBinary.path = filepath.Join(dir, "simrun")
-		out, err := exec.Command(goTool, "build", "-o", simrunBinary.path, ".").CombinedOutput()
-		if err != nil {
-			simrunBinary.err = &exec.ExitError{Stderr: out}
-		}
-	})
-	require.NoError(t, simrunBinary.err)
-	return simrunBinary.path
+	bin := filepath.Join(t.TempDir(), "simrun")
+	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
 }
 
 // started runs simrun with args and returns once the guest printed its
