@@ -43,8 +43,8 @@ Examples:
   simrun report -o report.html perf.data
   go tool pprof -top perf.pb.gz; flamegraph.pl perf.folded > flame.svg
 
-Exit status: a program's own (128+signal after a fault); 1 when simrun
-fails; 2 for a usage error.
+Exit status: a program's own (128+signal after a fault); 128+signal after
+SIGINT, SIGTERM or SIGHUP; 1 when simrun fails; 2 for a usage error.
 
 Run 'simrun help <command>' for the flags of a command.
 `
@@ -55,6 +55,7 @@ type exitError struct{ status int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.status) }
 
 func main() {
+	catchInterrupts()
 	os.Exit(mainStatus(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"simrun/sim/cpu"
+	"simrun/sim/infile"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
 	"simrun/sim/spe"
@@ -37,9 +39,19 @@ Formats (--format, comma-separated or repeated; NAME=FILE picks the file):
   json     JSON Lines: the run, then every field of every record
            (.jsonl; schema: sim/profile/simrun-samples.schema.json)
 
-Exit status: the program's own (128+signal after a fault); 1 when simrun
-fails (bad program file, unwritable output: nothing is left half-written);
-2 for a usage error (unknown flag, term or format).
+Outputs: a regular file is replaced whole (written beside it, then renamed;
+a symbolic link is followed and kept); a FIFO or character device is written
+in place. An output that is the program or another output is a usage error.
+
+SIGINT, SIGTERM or SIGHUP (Ctrl-C) stops the program where it is and writes
+every output from what was recorded, as perf record does: the files are
+complete and read as usual; the exit status is 128+signal, and the summary
+(simrun report, --format json) says "interrupted by SIGINT after N
+instructions". A second signal ends simrun at once, writing nothing.
+
+Exit status: the program's own (128+signal after a fault or an interrupt);
+1 when simrun fails (bad program file, unwritable output: nothing is left
+half-written); 2 for a usage error (unknown flag, term or format).
 `
 
 // speFeatures picks the SPE implementation of a CPU model: the timing
@@ -184,21 +196,27 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if note != "" && !*quiet {
 		fmt.Fprintf(stderr, "simrun record: %s\n", note)
 	}
-	// Every output is a temporary file beside its destination until the
-	// end: an unwritable path fails before the program runs, and a
-	// failure leaves nothing half-written.
-	files := &pendingFiles{}
-	defer files.abort()
-	for i := range outs {
-		if err := files.add(outs[i].path); err != nil {
-			return err
-		}
+	// Every output is checked before the program runs (not an input, not
+	// another output, its directory writable); they are written at the
+	// end and committed together: a failure leaves nothing half-written.
+	if err := infile.Check(fs.Arg(0), elfInput); err != nil {
+		return err
+	}
+	var paths []string
+	for _, o := range outs {
+		paths = append(paths, o.path)
 	}
 	if *auxOut != "" {
-		if err := files.add(*auxOut); err != nil {
-			return err
-		}
+		paths = append(paths, *auxOut)
 	}
+	set, files, err := openOutputs(nil, []input{{fs.Arg(0), "the program"}}, paths...)
+	if err != nil {
+		return outputError(stderr, "record", err)
+	}
+	defer set.Abort()
+	// The first SIGINT, SIGTERM or SIGHUP stops the program; what was
+	// recorded is written (see interrupt.go).
+	defer interrupts.hold()()
 	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
 		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: linux.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
 	if !*quiet && isTerminal(stderr) {
@@ -219,7 +237,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, o := range outs {
-		f := files.file(o.path)
+		f := files[o.path]
 		switch o.format {
 		case "perf":
 			var pd *profile.PerfData
@@ -240,11 +258,11 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	if *auxOut != "" {
-		if _, err := files.file(*auxOut).Write(data); err != nil {
+		if _, err := files[*auxOut].Write(data); err != nil {
 			return fmt.Errorf("%s: %w", *auxOut, err)
 		}
 	}
-	if err := files.commit(); err != nil {
+	if err := set.Commit(); err != nil {
 		return err
 	}
 	if exit.Fault != nil {
@@ -260,6 +278,9 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if r.truncated {
 		note = ", AUX area full: recording truncated (use a larger --aux-pages)"
 	}
+	if r.interrupted != 0 {
+		note += fmt.Sprintf(", %s", r.interruptNote())
+	}
 	if !*quiet {
 		var names []string
 		for _, o := range outs {
@@ -272,82 +293,13 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		printTimingStats(stderr, m.Timing)
 		printSPEStats(stderr, u)
 	}
+	if sig := interrupts.signal(); sig != 0 {
+		return exitError{128 + int(sig)}
+	}
 	if exit.Status != 0 {
 		return exitError{exit.Status}
 	}
 	return nil
-}
-
-// pendingFiles are output files written under temporary names in their
-// destination directories and renamed into place together.
-type pendingFiles struct {
-	paths []string
-	tmps  []*os.File
-}
-
-func (p *pendingFiles) add(path string) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, unwrapPathError(err))
-	}
-	p.paths = append(p.paths, path)
-	p.tmps = append(p.tmps, f)
-	return nil
-}
-
-// unwrapPathError drops the temporary file's name from an error.
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-func (p *pendingFiles) file(path string) *os.File {
-	for i, q := range p.paths {
-		if q == path {
-			return p.tmps[i]
-		}
-	}
-	panic("simrun record: no pending file " + path)
-}
-
-// commit closes every file and renames it into place.
-func (p *pendingFiles) commit() error {
-	for i, f := range p.tmps {
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("%s: %w", p.paths[i], err)
-		}
-	}
-	for i, f := range p.tmps {
-		if err := os.Chmod(f.Name(), 0o644); err != nil {
-			return fmt.Errorf("%s: %w", p.paths[i], err)
-		}
-	}
-	for i, f := range p.tmps {
-		if err := os.Rename(f.Name(), p.paths[i]); err != nil {
-			return fmt.Errorf("%s: %w", p.paths[i], err)
-		}
-		p.tmps[i] = nil
-	}
-	p.tmps, p.paths = nil, nil
-	return nil
-}
-
-// abort removes the files not yet committed.
-func (p *pendingFiles) abort() {
-	for _, f := range p.tmps {
-		if f != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}
-	p.tmps, p.paths = nil, nil
 }
 
 // recordJob is one SPE recording: what simrun record was asked to do.
@@ -391,6 +343,9 @@ type recording struct {
 	callchains [][]uint64
 	chainsCut  int // callchains cut at MaxStack frames
 	maxStack   int
+	// interrupted is the signal that stopped the program (0: it ran to
+	// its end).
+	interrupted syscall.Signal
 }
 
 // run loads and runs the program with the timing model and the SPE unit
@@ -458,14 +413,21 @@ func (j *recordJob) run() (*recording, error) {
 		prog = &progress{w: j.Progress, u: u, start: time.Now(), last: time.Now()}
 		m.Consumers = append(m.Consumers, prog)
 	}
+	interrupts.setStop(m.RequestStop)
 	exit, err := m.Run()
 	prog.done()
-	if err != nil {
+	stopped := errors.Is(err, cpu.ErrStopped)
+	if err != nil && !stopped {
 		return nil, err
 	}
 	rec.Finish()
 	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
 		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack}
+	if stopped {
+		// As a program perf record runs dies of the terminal's SIGINT.
+		r.interrupted = interrupts.signal()
+		r.exit = &cpu.Exit{Status: 128 + int(r.interrupted)}
+	}
 	r.data, r.truncated = d.Data()
 	return r, nil
 }
@@ -599,6 +561,9 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 	if r.exit.Fault != nil {
 		s.Fault = r.exit.Fault.Error()
 	}
+	if r.interrupted != 0 {
+		s.Fault = r.interruptNote()
+	}
 	for _, reg := range profile.SPERegisters(&r.feats) {
 		s.SPE.Registers = append(s.SPE.Registers, profile.RegValue{Name: spe.Info(reg).Name, Value: profile.Hex(r.regs[reg]),
 			Explain: spe.Explain(&r.feats, reg, r.regs[reg])})
@@ -699,7 +664,7 @@ func cmdSPE(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprint(stderr, speUsage)
 			return errUsage
 		}
-		data, err := os.ReadFile(args[1])
+		data, err := infile.Read(args[1], speInput)
 		if err != nil {
 			return err
 		}

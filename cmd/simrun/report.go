@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"simrun/sim/infile"
 	"simrun/sim/profile"
 	"simrun/sim/report"
 )
@@ -17,8 +18,11 @@ simrun report -o - perf.data > listchase.html
 simrun report --prog ./listchase --top 10 -o lc.html perf.data   # the program moved
 
 The page is one file with no external assets: open it in any browser,
-offline.  Exit status: 0, 1 when the file is not a simrun recording or the
-report cannot be written (nothing is left half-written), 2 for a usage error.
+offline.  -o replaces a regular file whole (a symbolic link is followed and
+kept) and writes a FIFO or character device in place.  Exit status: 0, 1 when
+the file is not a simrun recording or the report cannot be written (nothing
+is left half-written), 2 for a usage error (-o is the recording or the
+program).
 `
 
 func cmdReport(args []string, stdout, stderr io.Writer) error {
@@ -43,7 +47,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "simrun report: --top must be at least 1")
 		return errUsage
 	}
-	data, err := os.ReadFile(in)
+	data, err := infile.Read(in, perfInput)
 	if err != nil {
 		return err
 	}
@@ -58,13 +62,20 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if *prog != "" {
 		path = *prog
 	}
-	code, err := os.ReadFile(path)
+	code, err := infile.Read(path, elfInput)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && *prog == "" {
 			return fmt.Errorf("%s: the recorded program %s is gone (give its copy with --prog)", in, path)
 		}
 		return err
 	}
+	// The page goes to -o when it is whole; -o is checked first, so a
+	// mistake costs no report.
+	set, files, err := openOutputs(stdout, []input{{in, "the recording"}, {path, "the program"}}, *out)
+	if err != nil {
+		return outputError(stderr, "report", err)
+	}
+	defer set.Abort()
 	bin, err := profile.NewBinary(path, code, uint64(sum.Bias))
 	if err != nil {
 		return err
@@ -77,20 +88,14 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if err := report.Write(&page, rec, bin, report.Options{HotFuncs: *top, Program: code}); err != nil {
 		return err
 	}
+	if _, err := files[*out].Write(page.Bytes()); err != nil {
+		return err
+	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
 	if *out == "-" {
-		_, err := stdout.Write(page.Bytes())
-		return err
-	}
-	files := &pendingFiles{}
-	defer files.abort()
-	if err := files.add(*out); err != nil {
-		return err
-	}
-	if _, err := files.file(*out).Write(page.Bytes()); err != nil {
-		return fmt.Errorf("%s: %w", *out, err)
-	}
-	if err := files.commit(); err != nil {
-		return err
+		return nil
 	}
 	fmt.Fprintf(stderr, "[ simrun report: wrote %s: %d samples, %d functions ]\n", *out, len(rec.Samples), len(report.Funcs(rec.Samples)))
 	return nil

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"simrun/sim/cpu"
+	"simrun/sim/infile"
 	"simrun/sim/linux"
+	"simrun/sim/outfile"
 	"simrun/sim/trace"
 )
 
@@ -55,6 +56,20 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
 	}
+	if err := infile.Check(prog, elfInput); err != nil {
+		return err
+	}
+	// --trace-json is checked before the program runs and written whole
+	// at its end (a FIFO or character device as it comes).
+	var set *outfile.Set
+	var files map[string]*outfile.File
+	if *traceJSON != "" {
+		var err error
+		if set, files, err = openOutputs(nil, []input{{prog, "the program"}}, *traceJSON); err != nil {
+			return outputError(stderr, "run", err)
+		}
+		defer set.Abort()
+	}
 	m, err := linux.Load(prog, cfg)
 	if err != nil {
 		return err
@@ -83,12 +98,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	var tj *trace.JSON
 	if *traceJSON != "" {
-		f, err := os.Create(*traceJSON)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		tj, err = trace.NewJSON(f, m, prog, fs.Args(), *traceFP)
+		tj, err = trace.NewJSON(files[*traceJSON], m, prog, fs.Args(), *traceFP)
 		if err != nil {
 			return err
 		}
@@ -105,9 +115,18 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return observers[1](m)
 		}
 	}
+	// The first SIGINT, SIGTERM or SIGHUP stops the program; the trace
+	// is written up to there (see interrupt.go).
+	defer interrupts.hold()()
+	interrupts.setStop(m.RequestStop)
 	start := time.Now()
 	exit, err := m.Run()
 	wall := time.Since(start)
+	sig := interrupts.signal()
+	if errors.Is(err, cpu.ErrStopped) {
+		exit, err = &cpu.Exit{Status: 128 + int(sig)}, nil
+		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, signalName(sig), m.Insns)
+	}
 	if err != nil {
 		return err
 	}
@@ -119,6 +138,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if tj != nil {
 		if err := tj.Finish(m, exit, guestOut.Bytes()); err != nil {
 			return fmt.Errorf("writing %s: %w", *traceJSON, err)
+		}
+		if err := set.Commit(); err != nil {
+			return err
 		}
 	}
 	if exit.Fault != nil {
@@ -133,6 +155,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if m.Timing != nil {
 			printTimingStats(stderr, m.Timing)
 		}
+	}
+	if sig != 0 {
+		return exitError{128 + int(sig)}
 	}
 	if exit.Status != 0 {
 		return exitError{exit.Status}

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
+	"simrun/sim/infile"
+	"simrun/sim/outfile"
 	"simrun/sim/unwind"
 )
 
@@ -20,7 +21,7 @@ simrun sframe --vma 0x10000d0 section.bin  # a raw section (objcopy --dump-secti
 func cmdSFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("sframe", "sframe [flags] FILE", indent(sframeExamples), stderr)
 	emit := fs.Bool("emit", false, "emit SFrame from .eh_frame even when FILE has a .sframe section")
-	out := fs.String("o", "", "write the raw section bytes to `FILE` instead of printing them")
+	out := fs.String("o", "", "write the raw section bytes to `FILE` (- for stdout) instead of printing them")
 	version := fs.Int("sframe-version", 3, "SFrame `version` to emit: 2 (binutils 2.45) or 3 (binutils 2.46)")
 	name := fs.String("section", ".sframe", "`NAME` of the SFrame section")
 	vmaText := fs.String("vma", "0", "section `ADDRESS` of a raw section file, or of the section emitted for an executable")
@@ -42,7 +43,15 @@ func cmdSFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	path := fs.Arg(0)
-	data, err := os.ReadFile(path)
+	var set *outfile.Set
+	var files map[string]*outfile.File
+	if *out != "" {
+		if set, files, err = openOutputs(stdout, []input{{path, "the input"}}, *out); err != nil {
+			return outputError(stderr, "sframe", err)
+		}
+		defer set.Abort()
+	}
+	data, err := infile.Read(path, sframeInput)
 	if err != nil {
 		return err
 	}
@@ -71,7 +80,10 @@ func cmdSFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if r.Section == nil {
 			return fmt.Errorf("%s: no %s section and no .eh_frame to emit one from", path, *name)
 		}
-		return os.WriteFile(*out, r.Bytes, 0o644)
+		if _, err := files[*out].Write(r.Bytes); err != nil {
+			return err
+		}
+		return set.Commit()
 	}
 	w := bufio.NewWriter(stdout)
 	if err := r.Dump(w); err != nil {

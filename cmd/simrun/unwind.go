@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"simrun/sim/cpu"
+	"simrun/sim/infile"
 	"simrun/sim/linux"
 	"simrun/sim/unwind"
 )
@@ -118,7 +118,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return usage("--sframe-version %d: want 2 or 3", *sframeVersion)
 	}
 	prog := fs.Arg(0)
-	data, err := os.ReadFile(prog)
+	data, err := infile.Read(prog, elfInput)
 	if err != nil {
 		return err
 	}

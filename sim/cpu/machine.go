@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"sort"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,8 @@ type Machine struct {
 	exited bool
 	status int
 	fault  *Fault
+
+	stopReq atomic.Bool // RequestStop was called
 }
 
 // Exit is how a run ended.
@@ -65,10 +68,32 @@ func NewMachine(arch *Arch) *Machine {
 // Exited reports whether the guest has exited (or faulted).
 func (m *Machine) Exited() bool { return m.exited }
 
+// ErrStopped is Run's error after RequestStop: the guest stopped between
+// two instructions, every retired one seen by the timing model and the
+// consumers, and it could run on.
+var ErrStopped = errors.New("stopped on request")
+
+// RequestStop asks Run or RunFor to return ErrStopped at the next
+// instruction boundary where it checks: between two runs of the core,
+// that is after at most runSlice instructions, a syscall or a timing
+// batch. It is safe from any goroutine (a signal handler's) and costs the
+// run loop one atomic load per run of the core.
+func (m *Machine) RequestStop() { m.stopReq.Store(true) }
+
+// runSlice is the most instructions the core runs between two checks of
+// RequestStop when nothing else (an observer, the timing log, a syscall)
+// ends its run sooner: a few milliseconds of guest time.
+const runSlice = 1 << 24
+
 // Run executes the program to its end, or until an error that is not the
-// guest's (an observer error). A guest fault is a normal end: Exit.Fault.
+// guest's (an observer error, ErrStopped). A guest fault is a normal end:
+// Exit.Fault.
 func (m *Machine) Run() (*Exit, error) {
 	for !m.exited {
+		if m.stopReq.Load() {
+			m.StopTiming()
+			return nil, ErrStopped
+		}
 		if err := m.step(); err != nil {
 			m.StopTiming()
 			return nil, err
@@ -82,6 +107,9 @@ func (m *Machine) Run() (*Exit, error) {
 func (m *Machine) RunFor(n uint64) (*Exit, error) {
 	stop := m.Insns + n
 	for !m.exited && m.Insns < stop {
+		if m.stopReq.Load() {
+			return nil, ErrStopped
+		}
 		if err := m.stepBudget(stop - m.Insns); err != nil {
 			return nil, err
 		}
@@ -96,7 +124,7 @@ func (m *Machine) step() error {
 	if m.Observer != nil {
 		return m.stepBudget(1)
 	}
-	return m.stepBudget(1 << 62)
+	return m.stepBudget(runSlice)
 }
 
 func (m *Machine) stepBudget(budget uint64) (err error) {
