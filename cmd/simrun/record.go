@@ -136,6 +136,7 @@ func parseFormats(values []string, perfPath string) ([]output, error) {
 
 func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("record", "record [flags] PROG [ARGS...]", indent(recordExamples), stderr)
+	guest := addGuestFlags(fs)
 	event := fs.String("e", "arm_spe//", "perf `EVENT` of the arm_spe PMU with its terms (see simrun spe terms)")
 	period := fs.Uint64("c", 4096, "sample `PERIOD` in operations (PMSIRR.INTERVAL: a multiple of 256 from the model's minimum to 0xffffff00; else adjusted, with a note)")
 	out := fs.String("o", "perf.data", "write the perf.data recording to `FILE` (other formats are named after it)")
@@ -219,6 +220,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer interrupts.hold()()
 	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
 		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: linux.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
+	guest.apply(&job.Cfg, stderr)
 	if !*quiet && isTerminal(stderr) {
 		job.Progress = stderr
 	}

@@ -30,6 +30,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	traceJSON := fs.String("trace-json", "", "write a per-instruction register trace in qemu-trace's JSON Lines schema to `FILE`")
 	traceFP := fs.Bool("trace-fp", false, "include SIMD&FP registers in --trace-json")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
+	guest := addGuestFlags(fs)
 	var env multiFlag
 	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable; the environment is empty otherwise)")
 	if err := parseFlags(fs, args); err != nil {
@@ -56,6 +57,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
 	}
+	guest.apply(&cfg, stderr)
 	if err := infile.Check(prog, elfInput); err != nil {
 		return err
 	}

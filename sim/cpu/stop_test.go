@@ -11,6 +11,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // TestRequestStop: a guest looping without syscalls stops at an
@@ -21,7 +22,7 @@ func TestRequestStop(t *testing.T) {
 		0x14000000, // b .
 	), nil)
 	for _, timed := range []bool{false, true} {
-		m, err := cpu.New("loop", loop, cpu.Config{})
+		m, err := linux.New("loop", loop, linux.Config{})
 		require.NoError(t, err)
 		if timed {
 			p, err := cpu.PresetByName("neoverse-n1")

@@ -34,6 +34,8 @@ type Config struct {
 	NoSysroot bool
 	// Dir is the guest's initial working directory ("" = simrun's).
 	Dir string
+	// Strace, if set, receives one line per syscall in strace's form.
+	Strace io.Writer
 	// ReservedFDs keeps descriptors 3 .. 3+ReservedFDs-1 taken (EBADF to
 	// the guest), so that descriptor numbers match a run under a traced
 	// qemu-user, whose log holds descriptor 3 (the differential tests).

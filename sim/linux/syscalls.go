@@ -94,27 +94,41 @@ func SyscallDefs() map[string]Syscall {
 func (p *Process) Syscall(m *cpu.Machine) {
 	nr, args := p.Core.Syscall()
 	e := p.table[nr]
+	name := fmt.Sprintf("syscall_%d", nr)
+	if e != nil {
+		name = e.Name
+	}
+	var call string
+	if p.Cfg.Strace != nil {
+		call = p.formatCall(name, args)
+	}
 	if e == nil || e.fn == nil {
-		name := fmt.Sprintf("syscall %d", nr)
-		if e != nil {
-			name = fmt.Sprintf("syscall %d (%s)", nr, e.Name)
-		}
 		if p.Cfg.Strict {
 			p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSyscall,
-				Err: fmt.Errorf("unsupported %s (--strict)", name)})
+				Err: fmt.Errorf("unsupported syscall %d: %s (--strict)", nr, p.formatCall(name, args))})
 			return
 		}
 		if !p.noted[nr] {
 			p.noted[nr] = true
-			p.Note("unsupported %s at pc 0x%x returns -ENOSYS (reported once)", name, p.Core.PC())
+			p.Note("%s = -1 ENOSYS (syscall %d at pc 0x%x: not implemented by simrun; reported once)", p.formatCall(name, args), nr, p.Core.PC())
+		}
+		if call != "" {
+			fmt.Fprintf(p.Cfg.Strace, "%s = -1 ENOSYS (Function not implemented)\n", call)
 		}
 		p.Core.SetSyscallResult(errno(ENOSYS))
 		return
 	}
 	r := e.fn(p, args)
-	if !p.Exited() {
-		p.Core.SetSyscallResult(r)
+	if p.Exited() {
+		if call != "" {
+			fmt.Fprintf(p.Cfg.Strace, "%s = ?\n", call)
+		}
+		return
 	}
+	if call != "" {
+		fmt.Fprintf(p.Cfg.Strace, "%s %s\n", call, formatResult(name, r))
+	}
+	p.Core.SetSyscallResult(r)
 }
 
 // Guest memory helpers for handlers: errors become -EFAULT.
