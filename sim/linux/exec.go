@@ -95,8 +95,11 @@ func (p *Process) exec(path string, data []byte, f *elf.File) error {
 		return err
 	}
 	p.Sysroot = p.Cfg.Sysroot
+	if p.root != "" {
+		p.Sysroot = "" // the root is the guest's whole file system
+	}
 	if img.Interp != "" {
-		if p.Sysroot == "" && !p.Cfg.NoSysroot {
+		if p.Sysroot == "" && !p.Cfg.NoSysroot && p.root == "" {
 			if d := DefaultSysroot(arch); d != "" && exists(filepath.Join(d, img.Interp)) {
 				p.Sysroot = d
 			}

@@ -288,9 +288,12 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 		}
 		return p.install(f, 0, flags&oCloexec != 0)
 	}
-	host, e := p.resolve(a[0], path)
+	host, e := p.resolve(a[0], path, !nofollow)
 	if e != 0 {
 		return e
+	}
+	if p.Cfg.ReadOnly && (flags&oAccmode != oRdonly || flags&(oCreat|oTrunc) != 0) {
+		return errno(EROFS)
 	}
 	mode := (a[3] &^ p.umask) & 0o7777
 	var st Stat
@@ -488,7 +491,7 @@ func (p *Process) statAt(dirfd, pathAddr, flags uint64) (Stat, uint64) {
 		}
 		return p.statOf(f)
 	}
-	host, e := p.resolve(dirfd, path)
+	host, e := p.resolve(dirfd, path, flags&atSymlinkNofollow == 0)
 	if e != 0 {
 		return Stat{}, e
 	}
@@ -611,7 +614,7 @@ func sysReadlinkat(p *Process, a [6]uint64) uint64 {
 	if t, ok := p.procLink(path); ok {
 		target = t
 	} else {
-		host, e := p.resolve(a[0], path)
+		host, e := p.resolve(a[0], path, false)
 		if e != 0 {
 			return e
 		}
@@ -655,7 +658,7 @@ func sysFaccessat2(p *Process, a [6]uint64) uint64 {
 		}
 		return e
 	}
-	host, e := p.resolve(a[0], path)
+	host, e := p.resolve(a[0], path, true)
 	if e != 0 {
 		return e
 	}
@@ -882,6 +885,13 @@ func sysGetcwd(p *Process, a [6]uint64) uint64 {
 // guestPath is how the guest names a host path: without the sysroot
 // prefix when it lies inside it.
 func (p *Process) guestPath(host string) string {
+	if p.root != "" {
+		rel, err := filepath.Rel(p.root, host)
+		if err != nil || rel == ".." || startsDotDot(rel) {
+			return "/"
+		}
+		return filepath.Join("/", rel)
+	}
 	if p.Sysroot != "" {
 		if rel, err := filepath.Rel(p.Sysroot, host); err == nil && rel != ".." && !filepath.IsAbs(rel) && !startsDotDot(rel) {
 			return filepath.Join("/", rel)
@@ -897,7 +907,7 @@ func sysChdir(p *Process, a [6]uint64) uint64 {
 	if e != 0 {
 		return e
 	}
-	host, e := p.resolve(atFDCWD, path)
+	host, e := p.resolve(atFDCWD, path, true)
 	if e != 0 {
 		return e
 	}
@@ -935,16 +945,26 @@ func sysFchdir(p *Process, a [6]uint64) uint64 {
 
 // pathOp resolves the path argument at index i (with dirfd at i-1 when
 // hasDir) and runs op on the host path.
-func (p *Process) pathAt(dirfd, addr uint64) (string, uint64) {
+func (p *Process) pathAt(dirfd, addr uint64, follow bool) (string, uint64) {
 	path, e := p.readPath(addr)
 	if e != 0 {
 		return "", e
 	}
-	return p.resolve(dirfd, path)
+	return p.resolve(dirfd, path, follow)
+}
+
+// modifyAt is pathAt for an operation that changes the file system:
+// EROFS under --read-only.
+func (p *Process) modifyAt(dirfd, addr uint64, follow bool) (string, uint64) {
+	host, e := p.pathAt(dirfd, addr, follow)
+	if e == 0 && p.Cfg.ReadOnly {
+		return "", errno(EROFS)
+	}
+	return host, e
 }
 
 func sysMkdirat(p *Process, a [6]uint64) uint64 {
-	host, e := p.pathAt(a[0], a[1])
+	host, e := p.modifyAt(a[0], a[1], false)
 	if e != 0 {
 		return e
 	}
@@ -966,7 +986,7 @@ func sysUnlinkat(p *Process, a [6]uint64) uint64 {
 	if a[2]&^atRemovedir != 0 {
 		return errno(EINVAL)
 	}
-	host, e := p.pathAt(a[0], a[1])
+	host, e := p.modifyAt(a[0], a[1], false)
 	if e != 0 {
 		return e
 	}
@@ -989,11 +1009,11 @@ func sysRenameat2(p *Process, a [6]uint64) uint64 {
 	if a[4]&^renameNoreplace != 0 {
 		return errno(EINVAL) // RENAME_EXCHANGE and RENAME_WHITEOUT are not offered
 	}
-	from, e := p.pathAt(a[0], a[1])
+	from, e := p.modifyAt(a[0], a[1], false)
 	if e != 0 {
 		return e
 	}
-	to, e := p.pathAt(a[2], a[3])
+	to, e := p.modifyAt(a[2], a[3], false)
 	if e != 0 {
 		return e
 	}
@@ -1017,11 +1037,11 @@ func sysLinkat(p *Process, a [6]uint64) uint64 {
 	if a[4]&^(atSymlinkFollow|atEmptyPath) != 0 {
 		return errno(EINVAL)
 	}
-	from, e := p.pathAt(a[0], a[1])
+	from, e := p.modifyAt(a[0], a[1], a[4]&atSymlinkFollow != 0)
 	if e != 0 {
 		return e
 	}
-	to, e := p.pathAt(a[2], a[3])
+	to, e := p.modifyAt(a[2], a[3], false)
 	if e != 0 {
 		return e
 	}
@@ -1045,7 +1065,7 @@ func sysSymlinkat(p *Process, a [6]uint64) uint64 {
 	if target == "" {
 		return errno(ENOENT)
 	}
-	at, e := p.pathAt(a[1], a[2])
+	at, e := p.modifyAt(a[1], a[2], false)
 	if e != 0 {
 		return e
 	}
@@ -1057,7 +1077,7 @@ func sysSymlink(p *Process, a [6]uint64) uint64 {
 }
 
 func sysFchmodat(p *Process, a [6]uint64) uint64 {
-	host, e := p.pathAt(a[0], a[1])
+	host, e := p.modifyAt(a[0], a[1], true)
 	if e != 0 {
 		return e
 	}
@@ -1076,11 +1096,14 @@ func sysFchmod(p *Process, a [6]uint64) uint64 {
 	if f.kind != kindHost && f.kind != kindDir {
 		return errno(EBADF)
 	}
+	if p.Cfg.ReadOnly {
+		return errno(EROFS)
+	}
 	return hostResult(f.host.Chmod(os.FileMode(a[1] & 0o777)))
 }
 
 func sysFchownat(p *Process, a [6]uint64) uint64 {
-	host, e := p.pathAt(a[0], a[1])
+	host, e := p.modifyAt(a[0], a[1], a[4]&atSymlinkNofollow == 0)
 	if e != 0 {
 		return e
 	}
@@ -1106,6 +1129,9 @@ func sysFchown(p *Process, a [6]uint64) uint64 {
 	if f.kind != kindHost && f.kind != kindDir {
 		return errno(EBADF)
 	}
+	if p.Cfg.ReadOnly {
+		return errno(EROFS)
+	}
 	return hostResult(f.host.Chown(int(int32(a[1])), int(int32(a[2]))))
 }
 
@@ -1123,7 +1149,7 @@ func sysUtimensat(p *Process, a [6]uint64) uint64 {
 		host = f.path
 	} else {
 		var e uint64
-		host, e = p.pathAt(a[0], a[1])
+		host, e = p.modifyAt(a[0], a[1], a[3]&atSymlinkNofollow == 0)
 		if e != 0 {
 			return e
 		}
@@ -1175,7 +1201,7 @@ func sysFtruncate(p *Process, a [6]uint64) uint64 {
 }
 
 func sysTruncate(p *Process, a [6]uint64) uint64 {
-	host, e := p.pathAt(atFDCWD, a[0])
+	host, e := p.modifyAt(atFDCWD, a[0], true)
 	if e != 0 {
 		return e
 	}

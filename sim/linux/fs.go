@@ -80,6 +80,13 @@ func hostErrno(err error) uint64 {
 // lookupAbs returns the host path for an absolute guest path, and the
 // places it looked.
 func (p *Process) lookupAbs(name string) (string, []string) {
+	if p.root != "" {
+		h, e := p.walk(p.root, name, true)
+		if e != 0 {
+			h = filepath.Join(p.root, name)
+		}
+		return h, []string{h}
+	}
 	if p.Sysroot != "" {
 		in := filepath.Join(p.Sysroot, name)
 		if exists(in) {
@@ -102,34 +109,120 @@ func (p *Process) readPath(addr uint64) (string, uint64) {
 	return s, 0
 }
 
-// resolve turns a guest path relative to dirfd into a host path. An empty
-// path is ENOENT (callers handle AT_EMPTY_PATH first).
-func (p *Process) resolve(dirfd uint64, path string) (string, uint64) {
+// resolve turns a guest path relative to dirfd into a host path. follow
+// says whether a symbolic link as the last component is followed (the
+// host follows it too when it is); it matters under --root, where simrun
+// follows every link itself to keep it inside the root. An empty path is
+// ENOENT (callers handle AT_EMPTY_PATH first).
+func (p *Process) resolve(dirfd uint64, path string, follow bool) (string, uint64) {
 	if path == "" {
 		return "", errno(ENOENT)
 	}
 	if len(path) >= pathMax {
 		return "", errno(ENAMETOOLONG)
 	}
-	if path[0] == '/' {
+	var base string
+	switch {
+	case path[0] == '/':
+		if p.root != "" {
+			return p.walk(p.root, path, follow)
+		}
 		h, _ := p.lookupAbs(path)
 		return h, 0
-	}
-	base := p.cwd
-	if dirfd != atFDCWD && int32(dirfd) != -100 {
+	case dirfd == atFDCWD || int32(dirfd) == -100:
+		base = p.cwd
+	default:
 		f, e := p.file(dirfd)
 		if e != 0 {
 			return "", e
 		}
-		if f.kind != kindDir {
-			if f.kind == kindHost || f.kind == kindPath {
-				return "", errno(ENOTDIR)
-			}
+		if f.kind != kindDir && !(f.kind == kindPath && isDir(f.path)) {
 			return "", errno(ENOTDIR)
 		}
 		base = f.path
 	}
+	if p.root != "" {
+		return p.walk(base, path, follow)
+	}
 	return filepath.Join(base, path) + trailingSlash(path), 0
+}
+
+func isDir(host string) bool {
+	st, err := os.Stat(host)
+	return err == nil && st.IsDir()
+}
+
+// maxSymlinks is how many symbolic links one lookup follows before ELOOP
+// (Linux's MAXSYMLINKS).
+const maxSymlinks = 40
+
+// walk resolves path from base (a host directory inside the root, with no
+// symbolic link in it) one component at a time, as a chrooted Linux
+// process's lookup goes: ".." stops at the root, an absolute link target
+// starts again at the root, a relative one continues from the link's
+// directory. What it returns is inside the root and free of links, but
+// for a last component that is a link when follow is false.
+func (p *Process) walk(base, path string, follow bool) (string, uint64) {
+	cur := base
+	if strings.HasPrefix(path, "/") {
+		cur = p.root
+	}
+	rest := strings.Split(path, "/")
+	links := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if cur != p.root {
+				cur = filepath.Dir(cur)
+			}
+			continue
+		}
+		next := filepath.Join(cur, c)
+		last := len(rest) == 0 || allEmpty(rest)
+		if last && !follow {
+			return next + trailingSlash(path), 0
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if last {
+				return next + trailingSlash(path), 0 // it may be about to be created
+			}
+			return "", hostErrno(err)
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			if !last && !fi.IsDir() {
+				return "", errno(ENOTDIR)
+			}
+			cur = next
+			continue
+		}
+		links++
+		if links > maxSymlinks {
+			return "", errno(ELOOP)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", hostErrno(err)
+		}
+		if strings.HasPrefix(target, "/") {
+			cur = p.root
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return cur, 0
+}
+
+func allEmpty(parts []string) bool {
+	for _, s := range parts {
+		if s != "" && s != "." {
+			return false
+		}
+	}
+	return true
 }
 
 // trailingSlash keeps a path's trailing slash (it makes the host demand

@@ -8,6 +8,7 @@
 package linux
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -34,6 +35,13 @@ type Config struct {
 	NoSysroot bool
 	// Dir is the guest's initial working directory ("" = simrun's).
 	Dir string
+	// Root confines every guest path to this host directory, as a
+	// chroot: "/" is Root, ".." stops there, symbolic links are followed
+	// inside it. The program itself is read from the host path given.
+	Root string
+	// ReadOnly refuses every change to the file system with EROFS
+	// (writes to stdout, stderr and /dev/null still go through).
+	ReadOnly bool
 	// Strace, if set, receives one line per syscall in strace's form.
 	Strace io.Writer
 	// ReservedFDs keeps descriptors 3 .. 3+ReservedFDs-1 taken (EBADF to
@@ -69,6 +77,7 @@ type Process struct {
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
+	root   string     // Config.Root, absolute and free of links ("" = none)
 	umask  uint64
 	shared []sharedMap // MAP_SHARED file mappings, written back at msync/munmap/exit
 }
@@ -120,6 +129,16 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	p.MaxInsns = cfg.MaxInsns
 	p.rng = newGuestRandom(cfg.Seed)
 	p.cwd, _ = filepath.Abs(cfg.Dir)
+	if cfg.Root != "" {
+		root, err := filepath.Abs(cfg.Root)
+		if err == nil {
+			root, err = filepath.EvalSymlinks(root)
+		}
+		if err != nil || !isDir(root) {
+			return nil, fmt.Errorf("--root %s: not a directory", cfg.Root)
+		}
+		p.root, p.cwd = root, root
+	}
 	if p.cwd == "" {
 		p.cwd = "/"
 	}
