@@ -796,6 +796,3 @@ func (m *Memory) ReadCString(addr uint64, max int) (string, error) {
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
 // appendU64 appends v to b in order.
-func appendU64(order binary.ByteOrder, b []byte, v uint64) []byte {
-	return order.(binary.AppendByteOrder).AppendUint64(b, v)
-}

@@ -161,10 +161,6 @@ type pipe struct {
 
 const pipeCapacity = 65536 // Linux's default pipe size
 
-// errWouldBlock: the operation would wait for ever (one thread, nothing
-// else can run).
-var errWouldBlock = errors.New("would block")
-
 // readFile reads at most n bytes of f at its offset (or at off when
 // off >= 0, pread) into buf's room. It returns the bytes read.
 func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {

@@ -216,11 +216,9 @@ func (p *Process) regionName(addr uint64) (string, uint64) {
 		}
 		for _, s := range img.Segments {
 			if addr >= s.Vaddr&^cpu.PageMask && addr < s.Vaddr+s.Memsz {
-				name := img.Path
+				name := exePath(img.Path)
 				if img == p.Image {
 					name = p.exe
-				} else {
-					name = exePath(img.Path)
 				}
 				return name, s.Offset&^cpu.PageMask + (addr - s.Vaddr&^cpu.PageMask)
 			}
@@ -247,7 +245,7 @@ func (p *Process) procStatus() []byte {
 
 func (p *Process) cpuinfo() []byte {
 	if p.Arch.Name == "s390x" {
-		return []byte(fmt.Sprintf("vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n"))
+		return []byte(("vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n"))
 	}
 	return []byte("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n")
 }

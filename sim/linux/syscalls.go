@@ -283,7 +283,6 @@ func sysSetpgid(p *Process, a [6]uint64) uint64 {
 	return 0
 }
 func sysENOSYS(p *Process, a [6]uint64) uint64 { return errno(ENOSYS) }
-func sysENOMEM(p *Process, a [6]uint64) uint64 { return errno(ENOMEM) }
 
 func sysExit(p *Process, a [6]uint64) uint64 {
 	p.syncShared(0, ^uint64(0))
