@@ -115,7 +115,7 @@ func TestSyscallsMemory(t *testing.T) {
 	assert.Equal(t, uint64(0), s.sys(215, a, 8192))         // munmap
 	_, ok = s.m.Mem.Load8(a)
 	assert.False(t, ok)
-	assert.Equal(t, neg(linux.ENODEV), s.sys(222, 0, 4096, rw, 2, 3, 0), "file mappings are refused")
+	assert.Equal(t, neg(linux.EBADF), s.sys(222, 0, 4096, rw, 2, 3, 0), "a file mapping of a descriptor that is not open")
 	assert.Equal(t, neg(linux.EINVAL), s.sys(222, 0, 0, rw, anon, ^uint64(0), 0))
 	fixed := s.sys(222, 0x600000000, 4096, rw, anon|0x10, ^uint64(0), 0)
 	assert.Equal(t, uint64(0x600000000), fixed)
