@@ -124,7 +124,7 @@ var (
 	// may set the condition code.
 	vR1Read    = newOpSet(`VLEB VLEH VLEF VLEG VLEIB VLEIH VLEIF VLEIG VLVG VERIM VSTL`)
 	vNoV1Write = newOpSet(`VST VSTEB VSTEH VSTEF VSTEG VSTL VSTM VTM WFC WFK`)
-	vCC        = newOpSet(`VCEQ VCH VCHL VTM VFCE VFCH VFCHE WFC WFK VFTCI VPKS VPKLS VCKSM`)
+	vCC        = newOpSet(`VCEQ VCH VCHL VTM VFCE VFCH VFCHE WFC WFK VFTCI VPKS VPKLS VCKSM VFAE VFEE VFENE VISTR VSTRC`)
 )
 
 // isVector reports a vector-facility format (VR*).

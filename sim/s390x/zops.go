@@ -586,6 +586,11 @@ const (
 	opVEC                         // VEC V1,V2,M3
 	opVECL                        // VECL V1,V2,M3
 	opVTM                         // VTM V1,V2
+	opVFAE                        // VFAE V1,V2,V3,M4,M5
+	opVFEE                        // VFEE V1,V2,V3,M4,M5
+	opVFENE                       // VFENE V1,V2,V3,M4,M5
+	opVISTR                       // VISTR V1,V2,M3,M5
+	opVSTRC                       // VSTRC V1,V2,V3,V4,M5,M6
 	opVFA                         // VFA V1,V2,V3,M4,M5
 	opVFS                         // VFS V1,V2,V3,M4,M5
 	opVFM                         // VFM V1,V2,V3,M4,M5
@@ -1194,6 +1199,11 @@ var opInfos = [...]opInfo{
 	opVEC - opFirst:     {"vec", fmtVRRa, 6, 0xe7db, 0xffff00000000},    // VECTOR ELEMENT COMPARE
 	opVECL - opFirst:    {"vecl", fmtVRRa, 6, 0xe7d9, 0xffff00000000},   // VECTOR ELEMENT COMPARE LOGICAL
 	opVTM - opFirst:     {"vtm", fmtVRRa, 6, 0xe7d8, 0xfffff0000000},    // VECTOR TEST UNDER MASK
+	opVFAE - opFirst:    {"vfae", fmtVRRb, 6, 0xe782, 0xf0f00000000},    // VECTOR FIND ANY ELEMENT EQUAL
+	opVFEE - opFirst:    {"vfee", fmtVRRb, 6, 0xe780, 0xf0f00000000},    // VECTOR FIND ELEMENT EQUAL
+	opVFENE - opFirst:   {"vfene", fmtVRRb, 6, 0xe781, 0xf0f00000000},   // VECTOR FIND ELEMENT NOT EQUAL
+	opVISTR - opFirst:   {"vistr", fmtVRRa, 6, 0xe75c, 0xff0f00000000},  // VECTOR ISOLATE STRING
+	opVSTRC - opFirst:   {"vstrc", fmtVRRd, 6, 0xe78a, 0xf00000000},     // VECTOR STRING RANGE COMPARE
 	opVFA - opFirst:     {"vfa", fmtVRRc, 6, 0xe7e3, 0xff000000000},     // VECTOR FP ADD
 	opVFS - opFirst:     {"vfs", fmtVRRc, 6, 0xe7e2, 0xff000000000},     // VECTOR FP SUBTRACT
 	opVFM - opFirst:     {"vfm", fmtVRRc, 6, 0xe7e7, 0xff000000000},     // VECTOR FP MULTIPLY
