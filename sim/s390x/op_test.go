@@ -82,14 +82,15 @@ func TestMemClassCoverage(t *testing.T) {
 		opPFD: true, opTCDB: true, opTCEB: true, opVLVG: true, opVLGV: true, opVESL: true, opVESRA: true,
 		opVESRL: true, opVERLL: true,
 		opEX: true, opEXRL: true, // the address of the target, which NextOp classifies instead
+		opECAG: true, // the address only selects the attribute
 	}
 	for o := opFirst; o < opEnd; o++ {
 		in := inst{op: o}
 		cl, _ := memClass(&in)
 		f := o.info().format
-		// String instructions address memory through R1/R2 (RRE), stfle
-		// through B2+D2 (S).
-		str := o == opSRST || o == opCLST || o == opMVST || f == fmtS
+		// String instructions address memory through R1/R2 (RRE), mvcl
+		// and clcl through R1/R2 (RR), stfle and stck through B2+D2 (S).
+		str := o == opSRST || o == opCLST || o == opMVST || o == opMVCL || o == opCLCL || f == fmtS
 		if hasStorage := (hasBase(f) || str || f == fmtRILrel && o != opLARL && o != opBRASL && o != opBRCT) && !noAccess[o]; hasStorage != (cl != cpu.ClassOther) {
 			t.Errorf("%v: storage operand %v, class %v", o, hasStorage, cl)
 		}

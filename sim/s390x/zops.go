@@ -393,6 +393,16 @@ const (
 	opEFPC                        // EFPC R1
 	opSFPC                        // SFPC R1
 	opSTFLE                       // STFLE D2(B2)
+	opMVCL                        // MVCL R1,R2
+	opCLCL                        // CLCL R1,R2
+	opMVCLE                       // MVCLE R1,R3,D2(B2)
+	opMVCLU                       // MVCLU R1,R3,D2(B2)
+	opCLCLE                       // CLCLE R1,R3,D2(B2)
+	opCLCLU                       // CLCLU R1,R3,D2(B2)
+	opSTCK                        // STCK D2(B2)
+	opSTCKF                       // STCKF D2(B2)
+	opSTCKE                       // STCKE D2(B2)
+	opECAG                        // ECAG R1,R3,D2(B2)
 	opLD                          // LD R1,D2(X2,B2)
 	opLDY                         // LDY R1,D2(X2,B2)
 	opSTD                         // STD R1,D2(X2,B2)
@@ -1006,6 +1016,16 @@ var opInfos = [...]opInfo{
 	opEFPC - opFirst:    {"efpc", fmtRRE, 4, 0xb38c, 0xff0f00000000},    // EXTRACT FPC
 	opSFPC - opFirst:    {"sfpc", fmtRRE, 4, 0xb384, 0xff0f00000000},    // SET FPC
 	opSTFLE - opFirst:   {"stfle", fmtS, 4, 0xb2b0, 0x0},                // STORE FACILITY LIST EXTENDED
+	opMVCL - opFirst:    {"mvcl", fmtRR, 2, 0x0e00, 0x0},                // MOVE LONG
+	opCLCL - opFirst:    {"clcl", fmtRR, 2, 0x0f00, 0x0},                // COMPARE LOGICAL LONG
+	opMVCLE - opFirst:   {"mvcle", fmtRS, 4, 0xa800, 0x0},               // MOVE LONG EXTENDED
+	opMVCLU - opFirst:   {"mvclu", fmtRSY, 6, 0xeb8e, 0x0},              // MOVE LONG UNICODE
+	opCLCLE - opFirst:   {"clcle", fmtRS, 4, 0xa900, 0x0},               // COMPARE LOGICAL LONG EXTENDED
+	opCLCLU - opFirst:   {"clclu", fmtRSY, 6, 0xeb8f, 0x0},              // COMPARE LOGICAL LONG UNICODE
+	opSTCK - opFirst:    {"stck", fmtS, 4, 0xb205, 0x0},                 // STORE CLOCK
+	opSTCKF - opFirst:   {"stckf", fmtS, 4, 0xb27c, 0x0},                // STORE CLOCK FAST
+	opSTCKE - opFirst:   {"stcke", fmtS, 4, 0xb278, 0x0},                // STORE CLOCK EXTENDED
+	opECAG - opFirst:    {"ecag", fmtRSY, 6, 0xeb4c, 0x0},               // EXTRACT CPU ATTRIBUTE
 	opLD - opFirst:      {"ld", fmtRX, 4, 0x6800, 0x0},                  // LOAD (long)
 	opLDY - opFirst:     {"ldy", fmtRXY, 6, 0xed65, 0x0},                // LOAD (long)
 	opSTD - opFirst:     {"std", fmtRX, 4, 0x6000, 0x0},                 // STORE (long)
