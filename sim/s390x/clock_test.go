@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"simrun/sim/cpu"
 )
 
 // TestTODEpochs derives the clock's epochs from the calendar: the TOD
@@ -79,4 +81,37 @@ func TestECAG(t *testing.T) {
 		c := machine(t, regs(map[int]uint64{2: 2, 7: 5}), nil, code)
 		require.Equal(t, ^uint64(0), c.r[7], code)
 	}
+}
+
+// TestStoreClockTiming: with the timing model the clock is its cycles at
+// the preset's frequency; an stck at the end of a long run reads the same
+// time as the machine shows after the instructions before it, run on
+// their own.
+func TestStoreClockTiming(t *testing.T) {
+	p, err := cpu.PresetByName("neoverse-n1")
+	require.NoError(t, err)
+	// lghi %r1,1000; 0: ahi %r3,1; brct %r1,0b; stck 0(%r2)
+	code := mustHex("a71903e8", "a73a0001", "a716fffe", "b2052000", "0af8")
+	run := func(n uint64) (*cpu.Machine, *Core) {
+		m, err := cpu.New("unit", prog(code, make([]byte, 4096)), cpu.Config{})
+		require.NoError(t, err)
+		require.NoError(t, m.EnableTiming(p))
+		c := m.Core.(*Core)
+		c.r[2] = dataAddr
+		if n == 0 {
+			_, err = m.Run()
+		} else {
+			_, err = m.RunFor(n)
+		}
+		require.NoError(t, err)
+		return m, c
+	}
+	before, _ := run(2001) // up to the stck
+	require.Equal(t, uint64(0x40000c), before.Core.PC())
+	want := todGuestEpoch + nanosToTOD(before.VirtualNanos())
+	_, c := run(0)
+	d, err := c.mem.ReadBytes(dataAddr, 8)
+	require.NoError(t, err)
+	require.NotEqual(t, uint64(2001), before.VirtualNanos(), "the model's time, not the instruction count")
+	require.Equal(t, want, binary.BigEndian.Uint64(d))
 }
