@@ -23,6 +23,9 @@ type Core struct {
 	svc uint8      // the number in the last svc instruction
 	ar  [16]uint32 // access registers: a0:a1 hold the thread pointer
 	fpc uint32     // floating-point control: rounding mode and IEEE flags
+	// lastTOD is the last clock value stck or stcke stored, which the
+	// next must exceed (clock.go).
+	lastTOD uint64
 
 	// vals receives the logged values, op k's at k&cpu.ValMask; with a
 	// log they are its Vals (SetLog). The hot cases store theirs whether

@@ -254,6 +254,14 @@ func (in *inst) refine() {
 		if in.r1&1 != 0 {
 			in.spec(specOddPair)
 		}
+	case opMVCL, opCLCL:
+		if in.r1&1 != 0 || in.r2&1 != 0 {
+			in.spec(specOddPair)
+		}
+	case opMVCLE, opMVCLU, opCLCLE, opCLCLU:
+		if in.r1&1 != 0 || in.r3&1 != 0 {
+			in.spec(specOddPair)
+		}
 	case opCDFBRA, opCDGBRA, opCEFBRA, opCEGBRA, opCDLFBR, opCDLGBR, opCELFBR, opCELGBR,
 		opCFDBRA, opCGDBRA, opCFEBRA, opCGEBRA, opCLFDBR, opCLGDBR, opCLFEBR, opCLGEBR,
 		opFIDBRA, opFIEBRA, opLEDBRA:

@@ -73,7 +73,7 @@ func TestBadInput(t *testing.T) {
 				Segments: []elftest.Segment{{Vaddr: 0x400000, Data: truncated, Flags: elf.PF_R | elf.PF_X}}}).Bytes(),
 			cpu.FaultFetch, 139, "", qemuCount}, // qemu faults before logging the instruction
 		{"undefined opcode", prog(mustHex("a7290003", "0000", "0af8"), nil), cpu.FaultUndefined, 132, "", qemuTrace},
-		{"valid but unimplemented (stck)", prog(mustHex("b205f000", "0af8"), nil), cpu.FaultUnsupported, 132, "", noQemu},
+		{"valid but unimplemented (cksm)", prog(mustHex("b2410024", "0af8"), nil), cpu.FaultUnsupported, 132, "", noQemu},
 		// The architecture makes an odd instruction address a specification
 		// exception (SIGILL on Linux). qemu-s390x 7.2 does not check and
 		// executes at the odd address (here "10 00", lpr %r0,%r0, then on);

@@ -29,7 +29,9 @@ func opByKeyInfo(code []byte) *opInfo {
 func FuzzDecodeS390x(f *testing.F) {
 	for _, s := range []string{"0af8", "e33020000004", "b9040012", "ec1230bf1055", "d203f0082000",
 		"e71020000806", "e7123000 24f3", "b3950000", "e310", "0000", "07f1", "b9870034", "c0e5fffffffe",
-		"44405000", "c61000000000", "c600fffffffd", "b25e0012", "b25d0012", "b2550012", "b2b0f000", "b24f0010", "b24e0010", "b2220030", "b38c0030"} {
+		"44405000", "c61000000000", "c600fffffffd", "b25e0012", "b25d0012", "b2550012", "b2b0f000", "b24f0010", "b24e0010", "b2220030", "b38c0030",
+		"e71230302080", "e71230f00082", "e7120010205c", "e7123230408a", // vfeezfs, vfaezbs 15, vistrfs, vstrczbs
+		"a8240000", "a9240000", "eb240000008e", "eb240000008f", "0e24", "0f24", "b205f000", "b278f000", "eb700000004c"} { // move/compare long, stck, stcke, ecag
 		f.Add(mustHex(s), uint64(0x410100))
 	}
 	f.Fuzz(func(t *testing.T, code []byte, reg uint64) {

@@ -19,7 +19,11 @@ import "simrun/sim/cpu"
 // The string instructions touch a length found only while they run: mvst
 // is a store of its first operand (R1, the destination), clst a load of
 // its first operand and srst a load of the string it searches (R2); their
-// Access is the one byte they certainly touch. stfle is a store of the
+// Access is the one byte they certainly touch. The move-long instructions
+// (mvcl, mvcle, mvclu) are likewise stores of their first operand's first
+// byte, the compare-long ones loads of it (a zero length touches nothing:
+// the sample then names a byte not accessed). stck and stckf store 8
+// bytes, stcke 16. stfle is a store of the
 // facility list (24 bytes). ex and exrl whose target retires with them
 // (see executeTarget) are classified as their target, decoded as they
 // would execute it, at the EXECUTE's address; the others are operations
@@ -111,7 +115,8 @@ func (c *Core) operandAddr(in *inst, pc uint64) uint64 {
 	case fmtSIL, fmtSSa:
 		return r[in.b] + uint64(in.imm&0xfff)
 	}
-	if in.op == opMVST || in.op == opCLST {
+	switch in.op {
+	case opMVST, opCLST, opMVCL, opCLCL, opMVCLE, opMVCLU, opCLCLE, opCLCLU:
 		return r[in.r1]
 	}
 	return r[in.b] + r[in.r2] + uint64(in.imm)
@@ -164,6 +169,14 @@ func memClass(in *inst) (cpu.OpClass, uint8) {
 		return cpu.ClassLoad, 1
 	case opSTFLE:
 		return cpu.ClassStore, 8 * uint8(len(facilities))
+	case opMVCL, opMVCLE, opMVCLU:
+		return cpu.ClassStore, 1
+	case opCLCL, opCLCLE, opCLCLU:
+		return cpu.ClassLoad, 1
+	case opSTCK, opSTCKF:
+		return cpu.ClassStore, 8
+	case opSTCKE:
+		return cpu.ClassStore, 16
 	case opVL, opVLM, opVLL:
 		return cpu.ClassLoad, 16
 	case opVST, opVSTM, opVSTL:

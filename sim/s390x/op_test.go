@@ -49,6 +49,17 @@ func TestNextOp(t *testing.T) {
 			cpu.Op{Size: 4, Class: cpu.ClassLoad, Access: 1, VA: 0x410100}},
 		{"srst: a load of the searched string", "b25e0012", map[int]uint64{1: 0x410900, 2: 0x410800}, 0,
 			cpu.Op{Size: 4, Class: cpu.ClassLoad, Access: 1, VA: 0x410800}},
+		{"mvcle: a store of the first operand", "a8240000", map[int]uint64{2: 0x410100, 4: 0x410800}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassStore, Access: 1, VA: 0x410100}},
+		{"clclu: a load of the first operand", "eb240000008f", map[int]uint64{2: 0x410100, 4: 0x410800}, 0,
+			cpu.Op{Size: 6, Class: cpu.ClassLoad, Access: 1, VA: 0x410100}},
+		{"mvcl", "0e24", map[int]uint64{2: 0x410200, 4: 0x410800}, 0,
+			cpu.Op{Size: 2, Class: cpu.ClassStore, Access: 1, VA: 0x410200}},
+		{"stck", "b2052008", map[int]uint64{2: 0x410000}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassStore, Access: 8, VA: 0x410008}},
+		{"stcke", "b2782010", map[int]uint64{2: 0x410000}, 0,
+			cpu.Op{Size: 4, Class: cpu.ClassStore, Access: 16, VA: 0x410010}},
+		{"ecag: no access", "eb7000000 04c", nil, 0, cpu.Op{Size: 6}},
 		{"stfle", "b2b02008", map[int]uint64{2: 0x410000}, 0,
 			cpu.Op{Size: 4, Class: cpu.ClassStore, Access: 24, VA: 0x410008}},
 		// exrl at 0x400000 of the mvc at 0x400008 (after the svc), its
@@ -83,14 +94,15 @@ func TestMemClassCoverage(t *testing.T) {
 		opPFD: true, opTCDB: true, opTCEB: true, opVLVG: true, opVLGV: true, opVESL: true, opVESRA: true,
 		opVESRL: true, opVERLL: true,
 		opEX: true, opEXRL: true, // the address of the target, which NextOp classifies instead
+		opECAG: true, // the address only selects the attribute
 	}
 	for o := opFirst; o < opEnd; o++ {
 		in := inst{op: o}
 		cl, _ := memClass(&in)
 		f := o.info().format
-		// String instructions address memory through R1/R2 (RRE), stfle
-		// through B2+D2 (S).
-		str := o == opSRST || o == opCLST || o == opMVST || f == fmtS
+		// String instructions address memory through R1/R2 (RRE), mvcl
+		// and clcl through R1/R2 (RR), stfle and stck through B2+D2 (S).
+		str := o == opSRST || o == opCLST || o == opMVST || o == opMVCL || o == opCLCL || f == fmtS
 		if hasStorage := (hasBase(f) || str || f == fmtRILrel && o != opLARL && o != opBRASL && o != opBRCT) && !noAccess[o]; hasStorage != (cl != cpu.ClassOther) {
 			t.Errorf("%v: storage operand %v, class %v", o, hasStorage, cl)
 		}

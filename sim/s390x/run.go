@@ -1091,6 +1091,40 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				c.pc = pc
 				return n, stopFault(f)
 			}
+		case opMVCL, opCLCL, opMVCLE, opMVCLU, opCLCLE, opCLCLU:
+			var f *cpu.Fault
+			switch in.op {
+			case opMVCL:
+				f = c.moveLong(in)
+			case opCLCL:
+				f = c.compareLong(in)
+			case opMVCLE, opMVCLU:
+				f = c.moveLongExtended(in, in.op == opMVCLU)
+			default:
+				f = c.compareLongExtended(in, in.op == opCLCLU)
+			}
+			if f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		case opSTCK, opSTCKF, opSTCKE:
+			// The clock is the machine's virtual time, which counts the
+			// instructions (or cycles) of finished runs: one that is not
+			// the first of its run ends the run before it, so that the
+			// next run begins with the clock up to date.
+			if n != 0 {
+				c.exPending = in == &c.exInst
+				c.pc = pc
+				return n, cpu.Stop{}
+			}
+			if f := c.storeClock(in); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		case opECAG:
+			c.extractCacheAttribute(in)
 		case opEAR:
 			lo32(&r[in.r1], c.ar[in.r2])
 		case opSAR:

@@ -67,6 +67,12 @@ func (in *inst) validVector() bool {
 		return es == 4
 	case opVFTCI:
 		return es == 3 && in.b&7 == 0
+	case opVFAE, opVSTRC: // every flag of M5 (M6) is defined
+		return es <= 2
+	case opVFEE, opVFENE: // M5 bits 0-1 (IN, RT) are reserved
+		return es <= 2 && in.b&^(strZS|strCS) == 0
+	case opVISTR: // M5 bits 0-2 are reserved
+		return es <= 2 && in.b&^strCS == 0
 	case opVLREP, opVLVG, opVLGV, opVGM, opVREPI, opVMRH, opVMRL, opVLC, opVLP, opVCLZ, opVCTZ,
 		opVAVG, opVAVGL, opVMX, opVMN, opVMXL, opVMNL, opVESL, opVESRA, opVESRL, opVERLL,
 		opVESLV, opVESRAV, opVESRLV, opVERLLV, opVCEQ, opVCH, opVCHL, opVEC, opVECL:
@@ -560,6 +566,8 @@ func (c *Core) vec(in *inst) *cpu.Fault {
 		}
 	case opVSUM, opVSUMG, opVSUMQ:
 		c.sumAcross(in)
+	case opVFAE, opVFEE, opVFENE, opVISTR, opVSTRC:
+		c.vecString(in)
 
 	default:
 		return c.vecFP(in)

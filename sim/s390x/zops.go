@@ -393,6 +393,16 @@ const (
 	opEFPC                        // EFPC R1
 	opSFPC                        // SFPC R1
 	opSTFLE                       // STFLE D2(B2)
+	opMVCL                        // MVCL R1,R2
+	opCLCL                        // CLCL R1,R2
+	opMVCLE                       // MVCLE R1,R3,D2(B2)
+	opMVCLU                       // MVCLU R1,R3,D2(B2)
+	opCLCLE                       // CLCLE R1,R3,D2(B2)
+	opCLCLU                       // CLCLU R1,R3,D2(B2)
+	opSTCK                        // STCK D2(B2)
+	opSTCKF                       // STCKF D2(B2)
+	opSTCKE                       // STCKE D2(B2)
+	opECAG                        // ECAG R1,R3,D2(B2)
 	opLD                          // LD R1,D2(X2,B2)
 	opLDY                         // LDY R1,D2(X2,B2)
 	opSTD                         // STD R1,D2(X2,B2)
@@ -586,6 +596,11 @@ const (
 	opVEC                         // VEC V1,V2,M3
 	opVECL                        // VECL V1,V2,M3
 	opVTM                         // VTM V1,V2
+	opVFAE                        // VFAE V1,V2,V3,M4,M5
+	opVFEE                        // VFEE V1,V2,V3,M4,M5
+	opVFENE                       // VFENE V1,V2,V3,M4,M5
+	opVISTR                       // VISTR V1,V2,M3,M5
+	opVSTRC                       // VSTRC V1,V2,V3,V4,M5,M6
 	opVFA                         // VFA V1,V2,V3,M4,M5
 	opVFS                         // VFS V1,V2,V3,M4,M5
 	opVFM                         // VFM V1,V2,V3,M4,M5
@@ -1001,6 +1016,16 @@ var opInfos = [...]opInfo{
 	opEFPC - opFirst:    {"efpc", fmtRRE, 4, 0xb38c, 0xff0f00000000},    // EXTRACT FPC
 	opSFPC - opFirst:    {"sfpc", fmtRRE, 4, 0xb384, 0xff0f00000000},    // SET FPC
 	opSTFLE - opFirst:   {"stfle", fmtS, 4, 0xb2b0, 0x0},                // STORE FACILITY LIST EXTENDED
+	opMVCL - opFirst:    {"mvcl", fmtRR, 2, 0x0e00, 0x0},                // MOVE LONG
+	opCLCL - opFirst:    {"clcl", fmtRR, 2, 0x0f00, 0x0},                // COMPARE LOGICAL LONG
+	opMVCLE - opFirst:   {"mvcle", fmtRS, 4, 0xa800, 0x0},               // MOVE LONG EXTENDED
+	opMVCLU - opFirst:   {"mvclu", fmtRSY, 6, 0xeb8e, 0x0},              // MOVE LONG UNICODE
+	opCLCLE - opFirst:   {"clcle", fmtRS, 4, 0xa900, 0x0},               // COMPARE LOGICAL LONG EXTENDED
+	opCLCLU - opFirst:   {"clclu", fmtRSY, 6, 0xeb8f, 0x0},              // COMPARE LOGICAL LONG UNICODE
+	opSTCK - opFirst:    {"stck", fmtS, 4, 0xb205, 0x0},                 // STORE CLOCK
+	opSTCKF - opFirst:   {"stckf", fmtS, 4, 0xb27c, 0x0},                // STORE CLOCK FAST
+	opSTCKE - opFirst:   {"stcke", fmtS, 4, 0xb278, 0x0},                // STORE CLOCK EXTENDED
+	opECAG - opFirst:    {"ecag", fmtRSY, 6, 0xeb4c, 0x0},               // EXTRACT CPU ATTRIBUTE
 	opLD - opFirst:      {"ld", fmtRX, 4, 0x6800, 0x0},                  // LOAD (long)
 	opLDY - opFirst:     {"ldy", fmtRXY, 6, 0xed65, 0x0},                // LOAD (long)
 	opSTD - opFirst:     {"std", fmtRX, 4, 0x6000, 0x0},                 // STORE (long)
@@ -1194,6 +1219,11 @@ var opInfos = [...]opInfo{
 	opVEC - opFirst:     {"vec", fmtVRRa, 6, 0xe7db, 0xffff00000000},    // VECTOR ELEMENT COMPARE
 	opVECL - opFirst:    {"vecl", fmtVRRa, 6, 0xe7d9, 0xffff00000000},   // VECTOR ELEMENT COMPARE LOGICAL
 	opVTM - opFirst:     {"vtm", fmtVRRa, 6, 0xe7d8, 0xfffff0000000},    // VECTOR TEST UNDER MASK
+	opVFAE - opFirst:    {"vfae", fmtVRRb, 6, 0xe782, 0xf0f00000000},    // VECTOR FIND ANY ELEMENT EQUAL
+	opVFEE - opFirst:    {"vfee", fmtVRRb, 6, 0xe780, 0xf0f00000000},    // VECTOR FIND ELEMENT EQUAL
+	opVFENE - opFirst:   {"vfene", fmtVRRb, 6, 0xe781, 0xf0f00000000},   // VECTOR FIND ELEMENT NOT EQUAL
+	opVISTR - opFirst:   {"vistr", fmtVRRa, 6, 0xe75c, 0xff0f00000000},  // VECTOR ISOLATE STRING
+	opVSTRC - opFirst:   {"vstrc", fmtVRRd, 6, 0xe78a, 0xf00000000},     // VECTOR STRING RANGE COMPARE
 	opVFA - opFirst:     {"vfa", fmtVRRc, 6, 0xe7e3, 0xff000000000},     // VECTOR FP ADD
 	opVFS - opFirst:     {"vfs", fmtVRRc, 6, 0xe7e2, 0xff000000000},     // VECTOR FP SUBTRACT
 	opVFM - opFirst:     {"vfm", fmtVRRc, 6, 0xe7e7, 0xff000000000},     // VECTOR FP MULTIPLY
