@@ -450,11 +450,27 @@ func (c *Core) branchTarget(in *inst) (uint64, bool) {
 	case opTbnz:
 		return in.imm, x[in.rn]>>in.a&1 != 0
 	case opBr, opBlr, opRet:
-		return x[in.rn], true
+		return branchAddr(x[in.rn]), true
 	case opPAuthBr:
-		return c.pauthTarget(in), true
+		return branchAddr(c.pauthTarget(in)), true
 	}
 	return 0, false
+}
+
+// branchAddr is the pc a branch to register value t sets: the Arm ARM's
+// AArch64.BranchAddr at EL0 under Linux, whose TCR_EL1 has TBI0 set and
+// TBID0 and TBI1 clear, so the top byte of an address in the lower half
+// (bit 55 clear) is ignored for instruction addresses too (AddrTop gives
+// bit 55) and the pc takes bits 55:0 sign-extended, that is with the top
+// byte cleared; an address with bit 55 set (the upper half, TBI1 clear)
+// is used as it is, and its fetch faults.  Linux's tagged-pointers
+// document says the same: the architecture prevents a tagged pc.
+// qemu-user does the same (BR, BLR, RET and their authenticated forms).
+func branchAddr(t uint64) uint64 {
+	if t&(1<<55) == 0 {
+		return t << 8 >> 8
+	}
+	return t
 }
 
 // slotInfo returns the cached description of the slot for pc.

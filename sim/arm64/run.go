@@ -459,8 +459,11 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			c.vals[n&cpu.ValMask] = x[rSP]
 			n++
 			pc = x[in.rn]
-			if pc&3 != 0 {
-				base = pc + cpu.PageSize // not this page: its lookup raises the alignment fault
+			if pc&3|pc>>56 != 0 {
+				pc = branchAddr(pc)
+				if pc&3 != 0 {
+					base = pc + cpu.PageSize // not this page: its lookup raises the alignment fault
+				}
 			}
 			goto taken
 		case opBlr:
@@ -469,8 +472,11 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			t := x[in.rn]
 			x[rLR] = pc + 4
 			pc = t
-			if pc&3 != 0 {
-				base = pc + cpu.PageSize // as for br
+			if pc&3|pc>>56 != 0 {
+				pc = branchAddr(pc) // as for br
+				if pc&3 != 0 {
+					base = pc + cpu.PageSize
+				}
 			}
 			goto taken
 		case opPAuth:
@@ -486,7 +492,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			if in.a&paLink != 0 {
 				x[rLR] = pc + 4
 			}
-			pc = t
+			pc = branchAddr(t)
 			if pc&3 != 0 {
 				base = pc + cpu.PageSize // as for br
 			}

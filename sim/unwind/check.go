@@ -176,6 +176,8 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 		opt.Methods = []Method{MethodSFrame, MethodEHFrame}
 	}
 	c := &Checker{m: m, shadow: NewShadow(o.ABI.SP), every: opt.Every, keep: opt.Examples, prev: m.Observer}
+	// compare looks at MaxDepth frames and whether there are more.
+	c.shadow.ChainDepth = opt.Policy.MaxDepth + 1
 	syms, err := ReadSymbols(o)
 	if err != nil {
 		return nil, err
@@ -322,7 +324,18 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "program: %d instructions, %d checked, %s\n", r.Insns, r.Checked, status)
 	t := r.Truth
-	fmt.Fprintf(&b, "truth: %d calls, %d returns, max depth %d, %d mismatched returns\n", t.Calls, t.Returns, t.MaxDepth+1, t.Mismatched)
+	fmt.Fprintf(&b, "truth: %d calls, %d returns, max depth %d, %d mismatched returns", t.Calls, t.Returns, t.MaxDepth+1, t.Mismatched)
+	if t.Abandoned > 0 {
+		fmt.Fprintf(&b, ", %d frames of calls that never returned dropped", t.Abandoned)
+	}
+	if t.Overflowed > 0 {
+		limit := t.Limit
+		if limit <= 0 {
+			limit = MaxShadowDepth
+		}
+		fmt.Fprintf(&b, ", %d outermost frames dropped past the limit of %d (the truth is cut there)", t.Overflowed, limit)
+	}
+	b.WriteString("\n")
 	for _, m := range t.Mismatches {
 		fmt.Fprintf(&b, "  mismatched: %s (%s -> %s)\n", m, r.Syms.Name(m.PC), r.Syms.Name(m.Target))
 	}

@@ -21,13 +21,37 @@ import (
 // is dead; and once one frame is dead, so is any frame called at exactly
 // the current stack pointer (its function had called out, so it had
 // allocated a frame below that value: execution is now in its caller).
-// Every taken return or indirect branch first drops such frames (counted
-// in Unwound).  What this cannot see: switching to another stack
-// (swapcontext, sigaltstack) — simrun runs one stack per thread.
+// Every call, taken return and taken indirect branch first drops such
+// frames (counted in Unwound); a call sees the exits that left by a direct
+// branch, or by no branch at all.
+//
+// Calls that never return cost nothing either: a call from the same
+// return address at the same stack pointer as an outstanding one means
+// the earlier call was abandoned (its callee came back to the call site
+// without returning: a loop of bl whose callee branches back, a callee
+// that resets the stack pointer and jumps), so the frames from it inwards
+// are dropped (counted in Abandoned) before the new one is pushed.  A
+// recursion cannot repeat a call site at one stack pointer: a function
+// that calls saves its return address below the stack pointer it was
+// called with.  Together these keep the shadow stack no larger than the
+// program's live stack: every frame kept has its own stack pointer, each
+// at least one stack slot (16 bytes on arm64) below the one outside it,
+// except the frames of distinct call sites at one stack pointer.
+//
+// What this cannot see: switching to another stack (swapcontext,
+// sigaltstack, a coroutine) — simrun runs one stack per thread.  A switch
+// to a higher stack drops the frames of the lower one; a switch to a lower
+// one keeps the higher stack's frames outside the new ones, until the
+// next switch back drops the lower stack's.  Whatever the program does,
+// the stack holds at most Limit frames (MaxShadowDepth by default): past
+// it the outermost frames are dropped, counted in Overflowed, and the
+// report says so.  Callchain returns at most ChainDepth frames (Linux's
+// perf_event_max_stack by default), so sampling a deep stack costs what
+// a stack tracer's walk costs.
 //
 // A return to an address other than the top one is reported, not fatal:
-// if the address is deeper in the stack (a longjmp-like unwind) the
-// frames above it are dropped; otherwise the top frame is dropped (its
+// if the address is deeper in the stack (a longjmp-like unwind; within
+// mismatchScan frames) the frames above it are dropped; otherwise the top frame is dropped (its
 // function did return, to somewhere unexpected — a corrupt return slot).
 // A taken indirect branch to the top return address (s390x br %r1 after
 // lgr %r1,%r14) counts as a return.
@@ -39,6 +63,16 @@ type Shadow struct {
 	// Unwound counts the frames dropped by non-local exits, NonLocal the
 	// exits.
 	Unwound, NonLocal uint64
+	// Abandoned counts the frames dropped because their call site ran
+	// again at the same stack pointer (calls that never returned).
+	Abandoned uint64
+	// Overflowed counts the outermost frames dropped at the Limit.
+	Overflowed uint64
+	// Limit is the most frames kept (0: MaxShadowDepth).
+	Limit int
+	// ChainDepth is the most frames Callchain returns, the pc included
+	// (0: all of them).
+	ChainDepth int
 	// Mismatched counts returns to an address that was not on top;
 	// Mismatches keeps the first MaxMismatches of them.
 	Mismatched    uint64
@@ -82,9 +116,30 @@ func (m Mismatch) String() string {
 	return fmt.Sprintf("return at %#x to %#x, expected %#x (%d frames dropped)", m.PC, m.Target, m.Expected, m.Dropped)
 }
 
+// MaxShadowDepth is the default Shadow.Limit: the frames of an 8 MiB
+// stack (simrun's RLIMIT_STACK, as Linux's default) whose every frame
+// takes arm64's smallest, 16 bytes — which is also what each shadow frame
+// takes, so the shadow stack never costs more than the stack it follows.
+const MaxShadowDepth = 8 << 20 / 16
+
+// sameSPScan is how many frames at the current stack pointer a call
+// looks through for its own call site (see Shadow): normal code has at
+// most one or two there; a longer cycle of calls at one stack pointer is
+// left to the Limit.
+const sameSPScan = 64
+
+// mismatchScan is how far down the stack a return to an address other
+// than the top one looks for its target, so that a program returning
+// to unexpected places over and over costs no more than its calls.
+const mismatchScan = 4096
+
 // NewShadow returns an empty shadow stack for an architecture whose stack
 // pointer is DWARF register sp (Observe reads it from the core).
-func NewShadow(sp uint32) *Shadow { return &Shadow{MaxMismatches: 16, sp: int(sp)} }
+// Callchain returns at most DefaultMaxDepth frames, as a walk with the
+// default Policy.
+func NewShadow(sp uint32) *Shadow {
+	return &Shadow{MaxMismatches: 16, sp: int(sp), ChainDepth: DefaultMaxDepth}
+}
 
 // Depth is the number of calls outstanding.
 func (s *Shadow) Depth() int { return len(s.stack) }
@@ -93,10 +148,55 @@ func (s *Shadow) Depth() int { return len(s.stack) }
 // pointer sp.
 func (s *Shadow) Call(pc, ret, sp uint64) {
 	s.Calls++
-	s.stack = append(s.stack, shadowFrame{ret, sp})
-	if len(s.stack) > s.MaxDepth {
-		s.MaxDepth = len(s.stack)
+	n := len(s.stack)
+	if n > 0 && s.stack[n-1].sp <= sp {
+		// Not a call from deeper in the stack than the top frame: drop
+		// what is dead, then an earlier call from this site.
+		s.dropDead(sp)
+		s.dropAbandoned(ret, sp)
+		n = len(s.stack)
 	}
+	if n == cap(s.stack) {
+		s.grow()
+		n = len(s.stack)
+	}
+	s.stack = append(s.stack, shadowFrame{ret, sp})
+	if n+1 > s.MaxDepth {
+		s.MaxDepth = n + 1
+	}
+}
+
+// dropAbandoned drops an outstanding call from return address ret at
+// stack pointer sp, and the frames inside it (see Shadow).
+func (s *Shadow) dropAbandoned(ret, sp uint64) {
+	n := len(s.stack)
+	for i := n - 1; i >= max(0, n-sameSPScan) && s.stack[i].sp == sp; i-- {
+		if s.stack[i].ret == ret {
+			s.Abandoned += uint64(n - i)
+			s.stack = s.stack[:i]
+			return
+		}
+	}
+}
+
+// grow makes room for one more frame in a full backing array: it doubles
+// it up to the Limit, and at the Limit drops the outer half of the frames
+// (keeping the innermost, which callchains show).
+func (s *Shadow) grow() {
+	limit := s.Limit
+	if limit <= 0 {
+		limit = MaxShadowDepth
+	}
+	n := len(s.stack)
+	if n < limit {
+		bigger := make([]shadowFrame, n, min(max(2*n, 64), limit))
+		copy(bigger, s.stack)
+		s.stack = bigger
+		return
+	}
+	drop := max(n/2, 1)
+	s.Overflowed += uint64(drop)
+	s.stack = s.stack[:copy(s.stack, s.stack[drop:])]
 }
 
 // dropDead drops the frames a non-local exit to stack pointer sp left
@@ -134,7 +234,7 @@ func (s *Shadow) Return(pc, target, sp uint64) {
 	if n > 0 {
 		m.Expected = s.stack[n-1].ret
 		keep := n - 1 // default: the returning function's frame goes
-		for i := n - 2; i >= 0; i-- {
+		for i := n - 2; i >= max(0, n-1-mismatchScan); i-- {
 			if s.stack[i].ret == target {
 				keep = i
 				break
@@ -164,7 +264,11 @@ func (s *Shadow) Branch(pc, target, sp uint64) {
 // addresses from the innermost call outwards.
 func (s *Shadow) Callchain(pc uint64, buf []uint64) []uint64 {
 	buf = append(buf, pc)
-	for i := len(s.stack) - 1; i >= 0; i-- {
+	stop := 0
+	if s.ChainDepth > 0 {
+		stop = max(0, len(s.stack)-(s.ChainDepth-1))
+	}
+	for i := len(s.stack) - 1; i >= stop; i-- {
 		buf = append(buf, s.stack[i].ret)
 	}
 	return buf

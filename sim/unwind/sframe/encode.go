@@ -54,14 +54,11 @@ func Encode(s *Section, opt EncodeOptions) ([]byte, error) {
 	numFREs := 0
 	for i := range s.FDEs {
 		f := &s.FDEs[i]
-		if f.Flex && s.Version != SFRAME_VERSION_3 {
-			return nil, fmt.Errorf("sframe: FDE %d: flexible FDEs need version 3", i)
-		}
-		if len(f.FREs) > 0xffff && s.Version == SFRAME_VERSION_3 {
-			return nil, fmt.Errorf("sframe: FDE %d: %d FREs (version 3 allows 65535)", i, len(f.FREs))
+		fieldPos := int64(hdrEnd + i*fdeSize)
+		if err := e.fdeCheck(f, fieldPos, fieldPos); err != nil {
+			return nil, fmt.Errorf("sframe: FDE %d: %w", i, err)
 		}
 		ft := freType(f.Size)
-		fieldPos := int64(hdrEnd + i*fdeSize)
 		start := f.Start
 		if s.Flags&SFRAME_F_FDE_FUNC_START_PCREL != 0 {
 			start -= fieldPos
@@ -79,12 +76,6 @@ func Encode(s *Section, opt EncodeOptions) ([]byte, error) {
 			}
 			fres = append(fres, info, info2, f.RepSize)
 		} else {
-			if start < -1<<31 || start >= 1<<31 {
-				return nil, fmt.Errorf("sframe: FDE %d: start offset %#x does not fit the 32-bit version 2 field", i, start)
-			}
-			if f.Signal {
-				return nil, fmt.Errorf("sframe: FDE %d: version 2 has no signal-frame bit", i)
-			}
 			fdes = o.AppendUint32(fdes, uint32(int32(start)))
 			fdes = o.AppendUint32(fdes, f.Size)
 			fdes = o.AppendUint32(fdes, freOff)
@@ -94,6 +85,9 @@ func Encode(s *Section, opt EncodeOptions) ([]byte, error) {
 		for j := range f.FREs {
 			var err error
 			fres, err = e.fre(fres, f, &f.FREs[j], ft)
+			if err == nil && j > 0 && f.FREs[j].Start < f.FREs[j-1].Start {
+				err = fmt.Errorf("start %#x is before the previous FRE's %#x", f.FREs[j].Start, f.FREs[j-1].Start)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("sframe: FDE %d (start %#x) FRE %d: %w", i, f.Start, j, err)
 			}
@@ -117,6 +111,73 @@ func Encode(s *Section, opt EncodeOptions) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// fdeCheck is what Encode refuses in FDE f itself, with its start field
+// at any offset from lo to hi in the section.
+func (e *encoder) fdeCheck(f *FDE, lo, hi int64) error {
+	s := e.s
+	if f.Flex && s.Version != SFRAME_VERSION_3 {
+		return fmt.Errorf("flexible FDEs need version 3")
+	}
+	if len(f.FREs) > 0xffff && s.Version == SFRAME_VERSION_3 {
+		return fmt.Errorf("%d FREs (version 3 allows 65535)", len(f.FREs))
+	}
+	if s.Version == SFRAME_VERSION_2 {
+		for _, pos := range []int64{lo, hi} {
+			start := f.Start
+			if s.Flags&SFRAME_F_FDE_FUNC_START_PCREL != 0 {
+				start -= pos
+			}
+			if start < -1<<31 || start >= 1<<31 {
+				return fmt.Errorf("start offset %#x does not fit the 32-bit version 2 field", start)
+			}
+		}
+		if f.Signal {
+			return fmt.Errorf("version 2 has no signal-frame bit")
+		}
+	}
+	return nil
+}
+
+// Encodable reports why Encode would refuse FDE f in section s (nil if
+// it would not), for f placed anywhere among n FDEs: what a translation
+// checks before it keeps a function, so that one bad function costs
+// only itself.  s gives the version, flags, ABI and fixed offsets.
+func Encodable(s *Section, f *FDE, n int) error {
+	a, err := abi.ForSFrame(s.ABI)
+	if err != nil {
+		return err
+	}
+	bo := s.Order
+	if bo == nil {
+		bo = a.Order
+	}
+	o, ok := bo.(binary.AppendByteOrder)
+	if !ok {
+		return fmt.Errorf("byte order %v cannot append", bo)
+	}
+	fdeSize := fdeSizeV3
+	if s.Version == SFRAME_VERSION_2 {
+		fdeSize = fdeSizeV2
+	}
+	lo := int64(HeaderSize + len(s.Aux))
+	e := encoder{s: s, abi: a, o: o}
+	if err := e.fdeCheck(f, lo, lo+int64(max(n-1, 0)*fdeSize)); err != nil {
+		return err
+	}
+	ft := freType(f.Size)
+	var scratch [64]byte
+	for j := range f.FREs {
+		_, err := e.fre(scratch[:0], f, &f.FREs[j], ft)
+		if err == nil && j > 0 && f.FREs[j].Start < f.FREs[j-1].Start {
+			err = fmt.Errorf("start %#x is before the previous FRE's %#x", f.FREs[j].Start, f.FREs[j-1].Start)
+		}
+		if err != nil {
+			return fmt.Errorf("FRE %d: %w", j, err)
+		}
+	}
+	return nil
 }
 
 type encoder struct {

@@ -84,6 +84,13 @@ func FromCFI(sec *cfi.Section, opt TranslateOptions) (*Section, []Warning, error
 			fde = FDE{Size: uint32(f.PCRange), Signal: true}
 		}
 		fde.Start = int64(f.PCBegin - opt.SectionAddr)
+		if err := Encodable(out, &fde, len(sec.FDEs)); err != nil {
+			// Corrupt CFI that the translation let through (gas never
+			// sees such input): leave the function out rather than write
+			// a section the decoder refuses.
+			warns = append(warns, Warning{PC: f.PCBegin, Msg: err.Error()})
+			continue
+		}
 		out.FDEs = append(out.FDEs, fde)
 	}
 	if opt.Sort {
