@@ -121,6 +121,34 @@ INSERT INTO city VALUES ('Berlin', 3645000), ('Lyon', 516000), ('Porto', 232000)
 BEGIN; UPDATE city SET pop = pop + 1 WHERE name LIKE '%o%'; COMMIT;
 `
 
+// sqlWAL works in write-ahead-log mode: the -shm file is a shared
+// mapping, the log a second file, both under fcntl locks.
+const sqlWAL = `
+PRAGMA journal_mode=WAL;
+CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000)
+  INSERT INTO kv SELECT i, hex(i * 7919) FROM n;
+UPDATE kv SET v = 'x' || v WHERE k % 3 = 0;
+DELETE FROM kv WHERE k % 5 = 0;
+PRAGMA wal_checkpoint(TRUNCATE);
+SELECT count(*), sum(k), max(v) FROM kv;
+PRAGMA integrity_check;
+`
+
+// perlFiles makes, renames, reads and removes files and a directory.
+const perlFiles = `open my $f, ">", "p.out" or die "open: $!";
+print $f "line $_\n" for 1 .. 500;
+close $f or die;
+rename "p.out", "q.out" or die "rename: $!";
+my @st = stat "q.out"; print "size $st[7]\n";
+open $f, "<", "q.out" or die; my @l = <$f>; close $f; print scalar(@l), " $l[-1]";
+opendir my $d, "tree" or die; print join(",", sort grep { !/^\./ } readdir $d), "\n"; closedir $d;
+mkdir "nd", 0750 or die; printf "%o\n", (stat "nd")[2] & 07777;
+symlink "q.out", "nd/ln" or die; print readlink("nd/ln"), "\n";
+unlink "nd/ln", "q.out"; rmdir "nd" or die "rmdir: $!";
+print -e "q.out" ? "still there\n" : "gone\n";
+`
+
 const bashScript = `declare -A m
 for w in alpha beta gamma alpha delta alpha beta; do m[$w]=$(( ${m[$w]:-0} + 1 )); done
 for k in alpha beta delta gamma; do echo "$k ${m[$k]}"; done
@@ -232,12 +260,34 @@ var cases = []tcase{
 	one("mkdir-mv-rm", run("/bin/mkdir", "-p", "x/y/z")).then(run("/bin/mv", "text.txt", "x/y/z/t")).
 		then(run("/bin/rm", "-r", "tree")).then(run("/bin/ls", "-R", ".")).out("x/y/z/t").
 		s390x("stckf", "vfee", "vfene"),
+	one("sort-tempfiles", run("/usr/bin/sort", "-S", "64K", "-T", ".", "-k2,2", "-k1,1nr", "big.txt")).
+		s390x("stckf", "vfee", "vfene"),
+	one("symlink", run("/bin/ln", "-s", "../text.txt", "tree/link")).then(run("/bin/readlink", "tree/link")).
+		then(run("/usr/bin/stat", "-c", "%N %F %s", "tree/link")).then(run("/usr/bin/wc", "-l", "tree/link")).
+		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+	one("touch", run("/bin/touch", "-m", "-d", "2001-02-03 04:05:06", "text.txt")).
+		then(run("/usr/bin/stat", "-c", "%Y %n", "text.txt")).then(run("/bin/ls", "-t", "-1")).
+		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+	one("chmod", run("/bin/chmod", "640", "text.txt")).then(run("/bin/chmod", "-R", "go-rx", "tree")).
+		then(run("/usr/bin/stat", "-c", "%a %n", "text.txt", "tree", "tree/b", "tree/b/c.txt")).
+		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+	one("truncate", run("/usr/bin/truncate", "-s", "100", "text.txt")).then(run("/usr/bin/truncate", "-s", "+1K", "data.bin")).
+		then(run("/usr/bin/wc", "-c", "text.txt", "data.bin")).out("text.txt", "data.bin").
+		s390x("stckf", "vfee", "vfene"),
+	one("tee", run("/usr/bin/tee", "out1.txt", "out2.txt").in("one\ntwo\nthree\n")).out("out1.txt", "out2.txt").
+		s390x("stckf", "vfee", "vfene"),
+	one("shuf", run("/usr/bin/shuf", "--random-source=data.bin", "words.txt")).
+		s390x("stckf", "vfee", "vfene"),
+	one("csplit", run("/usr/bin/csplit", "-f", "cs.", "text.txt", "5", "/alpha/")).out("cs.00", "cs.01", "cs.02").
+		s390x("stckf", "vfee", "vfene"),
 	// grep, sed, diffutils, findutils, tar
 	one("grep", run("/bin/grep", "-n", "-i", "-E", "the (simulator|kernel)", "text.txt")).
 		s390x("stckf", "vfee", "vfene", "vstrc"),
 	one("grep-count", run("/bin/grep", "-c", "-w", "-F", "alpha", "text.txt", "words.txt")).
 		s390x("stckf", "vfee", "vfene", "vstrc"),
 	one("grep-only", run("/bin/grep", "-o", "-E", `[0-9]+(\.[0-9]+)?`, "text.txt")).
+		s390x("stckf", "vfee", "vstrc"),
+	one("grep-recursive", run("/bin/grep", "-r", "-c", "-i", "the", "tree")).
 		s390x("stckf", "vfee", "vstrc"),
 	one("grep-none", run("/bin/grep", "-q", "zebra", "text.txt")).
 		s390x("stckf", "vfee", "vfene", "vstrc"),
@@ -266,7 +316,7 @@ var cases = []tcase{
 		s390x("stckf", "vfee", "vfene"),
 	one("xz", run("/usr/bin/xz", "-6", "-k", "big.txt")).then(run("/usr/bin/xz", "-l", "big.txt.xz")).
 		then(run("/bin/rm", "big.txt")).then(run("/usr/bin/unxz", "big.txt.xz")).back("big.txt").
-		s390x("stckf", "vfee", "vfene"),
+		s390x("stckf", "vfee", "vfene", "vstrc"),
 	one("zstd", run("/usr/bin/zstd", "-q", "-12", "--no-asyncio", "--rm", "big.txt")).then(run("/usr/bin/zstd", "-l", "big.txt.zst")).
 		then(run("/usr/bin/zstd", "-q", "-d", "--no-asyncio", "--rm", "big.txt.zst")).back("big.txt").
 		s390x("stckf", "vfee", "vfene"),
@@ -283,6 +333,11 @@ var cases = []tcase{
 		s390x("stckf", "ldxbr", "lxdbr", "vfee", "vfene"),
 	one("perl-file", run("/usr/bin/perl", "-ne", `chomp; my @f = split /,/; $s{$f[3]} += $f[1] * $f[2]; END { printf "%s %.2f\n", $_, $s{$_} for sort keys %s }`, "table.csv")).
 		s390x("stckf", "ldxbr", "lxdbr", "vfee", "vfene"),
+	one("perl-files", run("/usr/bin/perl", "-e", perlFiles)).
+		s390x("stckf", "vfee", "vfene"),
+	one("mawk-files", run("/usr/bin/mawk", "-F,", `{ print $1 > ($4 ".txt") } END { close("Berlin.txt"); while ((getline l < "Berlin.txt") > 0) n++; print n }`, "table.csv")).
+		out("Berlin.txt", "Graz.txt", "Lyon.txt", "Oslo.txt", "Porto.txt", "Turin.txt").
+		s390x("stckf", "vfee", "vfene"),
 	one("mawk", run("/usr/bin/mawk", "-F,", `{ q[$4] += $2; s += $2 * $3 } END { for (c in q) print c, q[c]; printf "%.2f %d\n", s, NR }`, "table.csv")).
 		s390x("stckf", "vfee", "vfene"),
 	one("mawk-primes", run("/usr/bin/mawk", `BEGIN { for (i = 2; n < 300; i++) { p = 1; for (j = 2; j * j <= i; j++) if (i % j == 0) { p = 0; break }; if (p) { n++; printf "%d ", i } }; print ""; print sin(1), exp(10), log(2) }`)).
@@ -294,6 +349,8 @@ var cases = []tcase{
 	one("sqlite3-file", run("/usr/bin/sqlite3", "db.sqlite").in(sqlCreate)).
 		then(run("/usr/bin/sqlite3", "-separator", " ", "db.sqlite", "SELECT name, pop FROM city ORDER BY pop DESC; PRAGMA integrity_check;")).
 		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+	one("sqlite3-wal", run("/usr/bin/sqlite3", "wal.db").in(sqlWAL)).
+		s390x("stckf", "vfee", "vfene"),
 	// statically linked: busybox and bash
 	one("busybox-sh", run("/bin/busybox", "sh", "-c", bbScript)).
 		s390x("mvcle", "vfae", "vfee", "vfene", "vistr"),
