@@ -621,6 +621,14 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 		pd.Maps = append(pd.Maps, profile.Map{Start: start, Len: (s.Vaddr + s.Memsz) - start,
 			Pgoff: s.Offset &^ cpu.PageMask, Prot: prot, Filename: abs})
 	}
+	// The interpreter and the shared objects it mapped: perf attributes
+	// their samples to file and offset (and symbolizes them when the
+	// file is where the path says).
+	if p := linux.Of(m); p != nil {
+		for _, c := range p.CodeMaps() {
+			pd.Maps = append(pd.Maps, profile.Map{Start: c.Start, Len: c.Len, Pgoff: c.Pgoff, Prot: c.Prot, Filename: c.Path})
+		}
+	}
 	for _, e := range d.Events {
 		pd.Chunks = append(pd.Chunks, profile.AuxChunk{Offset: e.Offset, Data: e.Data, Flags: e.Flags, Time: e.Cycle})
 	}

@@ -864,3 +864,43 @@ void _start(void) {
 		assert.Contains(t, stderr, "--max-stack "+bad+": want 1 to 8183", bad)
 	}
 }
+
+// TestRecordDynamic: record and unwind check run a dynamically linked
+// program (its interpreter and libc from the cross toolchain's sysroot);
+// the perf.data names the interpreter and the shared objects it mapped,
+// so stock perf attributes their samples to the files (and symbolizes
+// what they export).
+func TestRecordDynamic(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	for _, b := range programs.DynamicBinaries("") {
+		if b.Name != "wc" {
+			continue
+		}
+		t.Run(b.Config.Arch, func(t *testing.T) {
+			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
+			}
+			data := filepath.Join(t.TempDir(), "perf.data")
+			st, out, stderr := run(t, "record", "-o", data, b.Path, programs.DynamicSource("wc"))
+			require.Equal(t, 0, st, stderr)
+			require.Contains(t, out, programs.DynamicSource("wc"))
+
+			cmd := exec.Command(perf, "script", "-F", "ip,dso", "-i", data)
+			var so bytes.Buffer
+			cmd.Stdout = &so
+			require.NoError(t, cmd.Run())
+			dsos := map[string]int{}
+			for _, l := range strings.Split(so.String(), "\n") {
+				if i := strings.LastIndex(l, "("); i >= 0 {
+					dsos[filepath.Base(strings.TrimSuffix(strings.TrimSpace(l[i+1:]), ")"))]++
+				}
+			}
+			assert.Positive(t, dsos["wc"], "samples in the program: %v", dsos)
+			assert.Positive(t, dsos["libc.so.6"], "samples in libc: %v", dsos)
+			assert.Zero(t, dsos["[unknown]"], "samples outside every mapping: %v", dsos)
+
+			st, _, stderr = run(t, "unwind", "check", b.Path, programs.DynamicSource("wc"))
+			assert.Equal(t, 0, st, stderr)
+		})
+	}
+}

@@ -137,6 +137,9 @@ func sysMmap(p *Process, a [6]uint64) uint64 {
 			f.refs++
 			p.shared = append(p.shared, sharedMap{addr: addr, size: size, file: f, off: int64(off)})
 		}
+		p.noteFileMap(f, addr, size, off, prot)
+	} else {
+		p.forgetFileMaps(addr, size)
 	}
 	return addr
 }
@@ -236,6 +239,7 @@ func sysMunmap(p *Process, a [6]uint64) uint64 {
 	}
 	size := alignUp(a[1], cpu.PageSize)
 	p.dropShared(a[0], size)
+	p.forgetFileMaps(a[0], size)
 	p.Mem.Unmap(a[0], size)
 	return 0
 }
@@ -292,6 +296,7 @@ func sysMremap(p *Process, a [6]uint64) uint64 {
 	case newSize <= oldSize:
 		if newSize < oldSize {
 			p.dropShared(old+newSize, oldSize-newSize)
+			p.forgetFileMaps(old+newSize, oldSize-newSize)
 			p.Mem.Unmap(old+newSize, oldSize-newSize)
 		}
 		return old
@@ -322,6 +327,7 @@ func sysMremap(p *Process, a [6]uint64) uint64 {
 			p.Mem.Poke(to+off, b[:])
 		}
 	}
+	p.moveFileMaps(old, oldSize, to)
 	p.Mem.Unmap(old, oldSize)
 	return to
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,11 +176,11 @@ func (p *Process) maps() []byte {
 			if part.Perm&cpu.PermX != 0 {
 				perm[2] = 'x'
 			}
-			name, off := p.regionName(part.Start)
-			line := fmt.Sprintf("%08x-%08x %s %08x 00:00 0", part.Start, part.End, perm, off)
-			if name != "" {
-				line = fmt.Sprintf("%-72s %s", line, name)
-			}
+			name, off, dev, ino := p.regionName(part.Start)
+			line := fmt.Sprintf("%08x-%08x %s %08x %02x:%02x %d", part.Start, part.End, perm, off, devMajor(dev), devMinor(dev), ino)
+			// Padded to column 73 whether or not a name follows, as
+			// qemu-user 7.2 prints it (Linux pads only before a name).
+			line = fmt.Sprintf("%-72s %s", line, name)
 			b.WriteString(line + "\n")
 		}
 	}
@@ -195,6 +196,10 @@ func (p *Process) splitByObject(r cpu.Region) []cpu.Region {
 			cuts = append(cuts, img.Start, img.End)
 		}
 	}
+	for _, m := range p.fileMaps {
+		cuts = append(cuts, m.start, m.end)
+	}
+	slices.Sort(cuts)
 	out := []cpu.Region{r}
 	for _, c := range cuts {
 		last := out[len(out)-1]
@@ -206,9 +211,18 @@ func (p *Process) splitByObject(r cpu.Region) []cpu.Region {
 	return out
 }
 
-func (p *Process) regionName(addr uint64) (string, uint64) {
+// regionName names the object mapped at addr for /proc/self/maps: its
+// path, the file offset of addr, the file's device and inode.
+func (p *Process) regionName(addr uint64) (name string, off, dev, ino uint64) {
 	if addr >= p.stackTop-stackSize && addr < p.stackTop {
-		return "[stack]", 0
+		return "[stack]", 0, 0, 0
+	}
+	if m, ok := p.fileMapAt(addr); ok {
+		name := m.path
+		if p.root != "" {
+			name = p.guestPath(m.path)
+		}
+		return name, m.off + addr - m.start, m.dev, m.ino
 	}
 	for _, img := range []*cpu.Image{p.Image, p.Interp} {
 		if img == nil || addr < img.Start || addr >= img.End {
@@ -216,16 +230,22 @@ func (p *Process) regionName(addr uint64) (string, uint64) {
 		}
 		for _, s := range img.Segments {
 			if addr >= s.Vaddr&^cpu.PageMask && addr < s.Vaddr+s.Memsz {
-				name := exePath(img.Path)
+				host := exePath(img.Path)
+				name := host
 				if img == p.Image {
 					name = p.exe
 				}
-				return name, s.Offset&^cpu.PageMask + (addr - s.Vaddr&^cpu.PageMask)
+				dev, ino := devIno(host)
+				return name, s.Offset&^cpu.PageMask + (addr - s.Vaddr&^cpu.PageMask), dev, ino
 			}
 		}
 	}
-	return "", 0
+	return "", 0, 0, 0
 }
+
+// devMajor and devMinor split a Linux dev_t (new_encode_dev's layout).
+func devMajor(dev uint64) uint64 { return (dev>>8)&0xfff | (dev>>32)&^0xfff }
+func devMinor(dev uint64) uint64 { return dev&0xff | uint64(uint32(dev>>12))&^0xff }
 
 func (p *Process) procStat() []byte {
 	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... (proc(5)).

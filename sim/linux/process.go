@@ -80,6 +80,10 @@ type Process struct {
 	root   string     // Config.Root, absolute and free of links ("" = none)
 	umask  uint64
 	shared []sharedMap // MAP_SHARED file mappings, written back at msync/munmap/exit
+	// fileMaps are the live file mappings the guest made, by address;
+	// codeMaps every executable one it made, in order (see CodeMaps).
+	fileMaps []fileMap
+	codeMaps []CodeMap
 }
 
 // Load reads the program at path and prepares a machine running it.
