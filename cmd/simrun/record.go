@@ -447,6 +447,9 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 			return err
 		}
 		sh := &shadowConsumer{sh: unwind.NewShadow(a.SP)}
+		// One frame past the cap, so the recorder sees which stacks it
+		// cuts (and says so).
+		sh.sh.ChainDepth = max(j.MaxStack, spe.DefaultMaxStack) + 1
 		m.Consumers = append(m.Consumers, sh)
 		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return sh.sh.Callchain(m.Core.PC(), buf) }
 		return nil

@@ -178,6 +178,8 @@ func (p *Process) walk(base, path string, follow bool) (string, uint64) {
 		case "..":
 			if cur != p.root {
 				cur = filepath.Dir(cur)
+			} else {
+				p.confined = true
 			}
 			continue
 		}
@@ -210,6 +212,7 @@ func (p *Process) walk(base, path string, follow bool) (string, uint64) {
 		}
 		if strings.HasPrefix(target, "/") {
 			cur = p.root
+			p.confined = true
 		}
 		rest = append(strings.Split(target, "/"), rest...)
 	}

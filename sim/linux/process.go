@@ -61,7 +61,11 @@ type Process struct {
 	Sysroot string
 
 	table    map[uint64]*Syscall
-	noted    map[uint64]bool
+	noted    map[uint64]bool // unsupported syscalls reported
+	told     map[string]bool // denials reported (see tellDenial)
+	// confined is set when a lookup under --root met a ".." at the root
+	// or an absolute symbolic link: a failure of that call is told.
+	confined bool
 	rng      *guestRandom
 	exe      string // what /proc/self/exe points to
 	brkStart uint64
@@ -153,6 +157,7 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 		p.table[e.Num] = &e
 	}
 	p.noted = map[uint64]bool{}
+	p.told = map[string]bool{}
 	if err := p.exec(path, data, f); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,11 @@ func (p *Process) formatCall(name string, a [6]uint64) string {
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
 		parts[i] = p.formatArg(k, a[i])
+		if k == argOpen && a[i]&(oCreat|oTmpfile) == 0 && i+1 == len(kinds)-1 {
+			// strace shows the mode only when the call creates a file.
+			parts = parts[:i+1]
+			break
+		}
 	}
 	return name + "(" + strings.Join(parts, ", ") + ")"
 }

@@ -118,7 +118,11 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		p.Core.SetSyscallResult(errno(ENOSYS))
 		return
 	}
+	p.confined = false
 	r := e.fn(p, args)
+	if int64(r) < 0 && int64(r) >= -4095 {
+		p.tellDenial(e.Name, args, r)
+	}
 	if p.Exited() {
 		if call != "" {
 			fmt.Fprintf(p.Cfg.Strace, "%s = ?\n", call)
@@ -129,6 +133,42 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		fmt.Fprintf(p.Cfg.Strace, "%s %s\n", call, formatResult(name, r))
 	}
 	p.Core.SetSyscallResult(r)
+}
+
+// toldDenials are the documented denials that change what a program
+// does (it cannot start a thread, a process or another program): the
+// first of each is told on the notes stream, always.
+var toldDenials = map[string]string{
+	"clone":  "simrun runs one thread and one process",
+	"clone3": "simrun runs one thread and one process",
+	"fork":   "simrun runs one process",
+	"vfork":  "simrun runs one process",
+	"execve": "simrun runs one program",
+}
+
+// tellDenial says once, in strace's form, why a call failed when the
+// failure is simrun's doing and not the program's: a denial in
+// toldDenials, --read-only's EROFS, a lookup --root kept inside the root.
+//
+//	simrun: openat(AT_FDCWD, "/x", O_WRONLY|O_CREAT, 0644) = -1 EROFS (Read-only file system) (--read-only denies it; reported once)
+func (p *Process) tellDenial(name string, args [6]uint64, r uint64) {
+	var why string
+	key := name
+	switch {
+	case toldDenials[name] != "":
+		why = "denied: " + toldDenials[name]
+	case r == errno(EROFS) && p.Cfg.ReadOnly:
+		why, key = "--read-only denies it", "--read-only"
+	case p.confined && p.root != "":
+		why, key = "--root keeps the path inside "+p.Cfg.Root+", as chroot would", "--root"
+	default:
+		return
+	}
+	if p.told[key] {
+		return
+	}
+	p.told[key] = true
+	p.Note("%s %s (%s; reported once)", p.formatCall(name, args), formatResult(name, r), why)
 }
 
 // Guest memory helpers for handlers: errors become -EFAULT.

@@ -11,6 +11,7 @@ import (
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // The tests here look at the shadow stack's backing array: what the truth
@@ -230,7 +231,7 @@ func TestShadowNeverReturnsProgram(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			prog := elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, tt.code...), nil)
-			m, err := cpu.New("loop", prog, cpu.Config{})
+			m, err := linux.New("loop", prog, linux.Config{})
 			require.NoError(t, err)
 			s := NewShadow(31)
 			m.Observer = func(m *cpu.Machine) error { s.Observe(m.Core); return nil }
