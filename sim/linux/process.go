@@ -60,9 +60,9 @@ type Process struct {
 	// Sysroot is the sysroot in effect ("" = none).
 	Sysroot string
 
-	table    map[uint64]*Syscall
-	noted    map[uint64]bool // unsupported syscalls reported
-	told     map[string]bool // denials reported (see tellDenial)
+	table map[uint64]*Syscall
+	noted map[uint64]bool // unsupported syscalls reported
+	told  map[string]bool // denials reported (see tellDenial)
 	// confined is set when a lookup under --root met a ".." at the root
 	// or an absolute symbolic link: a failure of that call is told.
 	confined bool
