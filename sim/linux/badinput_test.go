@@ -154,3 +154,46 @@ func TestBadInterpreter(t *testing.T) {
 	assert.Contains(t, stderr.String(), "libc.so.6")
 	t.Log(stderr.String())
 }
+
+// TestDenialsTold: a failure that is simrun's doing is told once, in
+// strace's form, through the dispatcher; the program's own failures are
+// not.
+func TestDenialsTold(t *testing.T) {
+	p, scratch := testProcess(t, "arm64")
+	var notes bytes.Buffer
+	p.Cfg.Notes = &notes
+	var a [6]uint64
+	p.tellDenial("clone", a, errno(ENOSYS))
+	p.tellDenial("clone", a, errno(ENOSYS))
+	p.tellDenial("openat", [6]uint64{atFDCWD, putString(t, p, scratch, "/nope")}, errno(ENOENT))
+	p.Cfg.ReadOnly = true
+	p.tellDenial("openat", [6]uint64{atFDCWD, putString(t, p, scratch, "/x"), oWronly | oCreat, 0o644}, errno(EROFS))
+	lines := strings.Split(strings.TrimSpace(notes.String()), "\n")
+	require.Len(t, lines, 2, notes.String())
+	assert.Contains(t, lines[0], "clone(")
+	assert.Contains(t, lines[0], "= -1 ENOSYS (Function not implemented) (denied: simrun runs one thread and one process; reported once)")
+	assert.Contains(t, lines[1], `openat(AT_FDCWD, "/x", O_WRONLY|O_CREAT, 0644) = -1 EROFS (Read-only file system) (--read-only denies it; reported once)`)
+}
+
+// TestRootConfinementTold: a lookup that climbs out of --root and then
+// fails is told once; one that stays inside is not.
+func TestRootConfinementTold(t *testing.T) {
+	p, _, outside := rootProcess(t, false)
+	var notes bytes.Buffer
+	p.Cfg.Notes = &notes
+	at := uint64(0x500000)
+	require.NoError(t, p.Mem.Map(at, 4096, cpu.PermRW))
+	open := func(path string) {
+		a := [6]uint64{atFDCWD, putString(t, p, at, path), oRdonly}
+		p.confined = false
+		if r := call(t, p, "openat", a[:3]...); int64(r) < 0 {
+			p.tellDenial("openat", a, r)
+		}
+	}
+	open("/missing")
+	assert.Empty(t, notes.String(), "a missing file inside the root is the program's business")
+	open("/../.." + outside + "/secret")
+	assert.Contains(t, notes.String(), "/secret\", O_RDONLY) = -1 ENOENT (No such file or directory) (--root keeps the path inside")
+	open("/../../x")
+	assert.Equal(t, 1, strings.Count(notes.String(), "\n"), notes.String())
+}
