@@ -27,6 +27,7 @@ const (
 	kindZero                    // /dev/zero
 	kindRandom                  // /dev/urandom, /dev/random: the seeded stream
 	kindPipe                    // one end of a pipe inside the process
+	kindVDir                    // a virtual directory (/proc/self, /proc/self/fd): data holds its dirent64 records
 )
 
 // openFile is an open file description, shared by dup'ed descriptors.
@@ -38,13 +39,14 @@ type openFile struct {
 	archFlags uint64
 	path      string // host path (kindHost, kindDir, kindPath), or the guest path of a virtual file
 	host      *os.File
-	r         io.Reader // kindStdin
-	w         io.Writer // kindStdout
-	std       int       // kindStdin/kindStdout: which standard stream
-	eof       bool      // kindStdin: the host stream failed or ended
-	data      []byte    // kindVirtual
-	off       int64     // kindVirtual, kindDir (entries handed out)
-	dir       []byte    // kindDir: host dirent64 records not yet handed out
+	r         io.Reader       // kindStdin
+	w         io.Writer       // kindStdout
+	std       int             // kindStdin/kindStdout: which standard stream
+	eof       bool            // kindStdin: the host stream failed or ended
+	data      []byte          // kindVirtual; kindVDir: its records
+	list      func() []dirent // kindVDir: lists the entries (again at each rewind)
+	off       int64           // kindVirtual, kindDir (entries handed out)
+	dir       []byte          // kindDir: host dirent64 records not yet handed out
 	pipe      *pipe
 	write     bool // kindPipe: the write end
 	refs      int
@@ -194,7 +196,7 @@ func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {
 			return 0, hostErrno(err)
 		}
 		return n, 0
-	case kindDir:
+	case kindDir, kindVDir:
 		return 0, errno(EISDIR)
 	case kindVirtual:
 		at := f.off

@@ -394,6 +394,12 @@ func sysLseek(p *Process, a [6]uint64) uint64 {
 		}
 		f.off = at
 		return uint64(at)
+	case kindVDir:
+		if whence != 0 || a[1] != 0 {
+			return errno(EINVAL)
+		}
+		f.off = 0
+		return 0
 	case kindNull, kindZero, kindRandom:
 		return 0
 	}
@@ -421,6 +427,8 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFREG | 0o444, Nlink: 1, Blksize: 1024}, 0
 	case kindPipe:
 		return Stat{Dev: 12, Ino: 0x2000, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
+	case kindVDir:
+		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
 	}
 	return Stat{}, errno(EBADF)
 }
@@ -480,6 +488,10 @@ func (p *Process) statAt(dirfd, pathAddr, flags uint64) (Stat, uint64) {
 			return Stat{}, e
 		}
 		return p.statOf(f)
+	}
+	if target, ok := p.procLink(path); ok && flags&atSymlinkNofollow != 0 {
+		// The links of /proc/self (exe, cwd, root, fd/N) are links.
+		return Stat{Dev: 4, Ino: 0x3000 + uint64(len(path)), Mode: syscall.S_IFLNK | 0o777, Nlink: 1, Size: uint64(len(target)), Blksize: 1024}, 0
 	}
 	if f, e, ok := p.openSpecial(path, oRdonly); ok {
 		if e != 0 {
@@ -557,11 +569,18 @@ func sysGetdents64(p *Process, a [6]uint64) uint64 {
 	if e != 0 {
 		return e
 	}
-	if f.kind != kindDir {
+	if f.kind != kindDir && f.kind != kindVDir {
 		return errno(ENOTDIR)
 	}
 	count := min(a[2], 1<<16)
-	if len(f.dir) == 0 {
+	if f.kind == kindVDir {
+		if f.off == 0 {
+			// Listed when read from the start, so /proc/self/fd shows
+			// the descriptor being read too, as on Linux.
+			f.data = direntRecords(f.list())
+		}
+		f.dir = f.data[min(int(f.off), len(f.data)):]
+	} else if len(f.dir) == 0 {
 		buf := make([]byte, 1<<16)
 		n, err := syscall.Getdents(int(f.host.Fd()), buf)
 		if err != nil {
@@ -591,6 +610,9 @@ func sysGetdents64(p *Process, a [6]uint64) uint64 {
 	}
 	if len(out) == 0 && len(f.dir) > 0 {
 		return errno(EINVAL) // the buffer holds no record
+	}
+	if f.kind == kindVDir {
+		f.off = int64(len(f.data) - len(f.dir))
 	}
 	if !p.writeGuest(a[1], out) {
 		return errno(EFAULT)

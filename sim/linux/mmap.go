@@ -86,7 +86,7 @@ func sysMmap(p *Process, a [6]uint64) uint64 {
 		case kindHost:
 		case kindZero, kindNull:
 			f = nil // /dev/zero maps as anonymous memory
-		case kindDir:
+		case kindDir, kindVDir:
 			return errno(ENODEV)
 		default:
 			return errno(ENODEV)

@@ -1,6 +1,8 @@
 package linux
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +51,10 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 		return nil, 0, false // the rest of /proc and /dev: the host's
 	}
 	switch self {
+	case "":
+		return p.virtualDir(clean, flags, func() []dirent { return procSelfEntries })
+	case "/fd":
+		return p.virtualDir(clean, flags, p.fdEntries)
 	case "/maps":
 		return p.virtual(clean, flags, p.maps())
 	case "/auxv":
@@ -70,6 +76,10 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 		return p.virtual(clean, flags, []byte(p.comm()+"\n"))
 	case "/exe":
 		return p.openHostAgain(p.exe, flags)
+	case "/cwd":
+		return p.openHostAgain(p.cwd, flags)
+	case "/root":
+		return p.openHostAgain(cmp.Or(p.root, "/"), flags)
 	}
 	if strings.HasPrefix(self, "/fd/") {
 		n, err := strconv.ParseUint(self[4:], 10, 32)
@@ -88,6 +98,62 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 	return nil, errno(ENOENT), true
 }
 
+// procSelfEntries are the entries of the virtual /proc/self.
+var procSelfEntries = []dirent{
+	{"auxv", dtReg}, {"cmdline", dtReg}, {"comm", dtReg}, {"cwd", dtLnk}, {"environ", dtReg},
+	{"exe", dtLnk}, {"fd", dtDir}, {"maps", dtReg}, {"root", dtLnk}, {"stat", dtReg}, {"status", dtReg},
+}
+
+// fdEntries lists /proc/self/fd: one link per open descriptor.
+func (p *Process) fdEntries() []dirent {
+	var out []dirent
+	for fd, e := range p.fds {
+		if e != nil && e.f != nil {
+			out = append(out, dirent{strconv.Itoa(fd), dtLnk})
+		}
+	}
+	return out
+}
+
+// Directory entry types (d_type).
+const (
+	dtDir = 4
+	dtReg = 8
+	dtLnk = 10
+)
+
+type dirent struct {
+	name string
+	typ  uint8
+}
+
+// virtualDir opens a generated directory whose entries list gives.
+func (p *Process) virtualDir(path string, flags uint64, list func() []dirent) (*openFile, uint64, bool) {
+	if flags&oAccmode != oRdonly {
+		return nil, errno(EISDIR), true
+	}
+	return &openFile{kind: kindVDir, flags: flags, path: path, list: list}, 0, true
+}
+
+// direntRecords lays out ".", ".." and the entries as host-order
+// linux_dirent64 records (getdents64 converts them, as it converts the
+// host's).
+func direntRecords(entries []dirent) []byte {
+	var b []byte
+	all := append([]dirent{{".", dtDir}, {"..", dtDir}}, entries...)
+	for i, e := range all {
+		reclen := (19 + len(e.name) + 1 + 7) &^ 7
+		rec := make([]byte, reclen)
+		binary.NativeEndian.PutUint64(rec[0:], 0x1000+uint64(i))
+		binary.NativeEndian.PutUint64(rec[8:], uint64(i+1))
+		binary.NativeEndian.PutUint16(rec[16:], uint16(reclen))
+		rec[18] = e.typ
+		copy(rec[19:], e.name)
+		b = append(b, rec...)
+	}
+	return b
+}
+
 // openHostAgain opens a host file afresh (as opening /proc/self/fd/N or
 // /proc/self/exe does).
 func (p *Process) openHostAgain(host string, flags uint64) (*openFile, uint64, bool) {
@@ -95,7 +161,11 @@ func (p *Process) openHostAgain(host string, flags uint64) (*openFile, uint64, b
 	if err != nil {
 		return nil, hostErrno(err), true
 	}
-	return &openFile{kind: kindHost, host: hf, path: host, flags: flags}, 0, true
+	kind := kindHost
+	if fi, err := hf.Stat(); err == nil && fi.IsDir() {
+		kind = kindDir
+	}
+	return &openFile{kind: kind, host: hf, path: host, flags: flags}, 0, true
 }
 
 func (p *Process) virtual(path string, flags uint64, data []byte) (*openFile, uint64, bool) {

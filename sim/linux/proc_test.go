@@ -1,0 +1,73 @@
+package linux
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readDir lists a directory descriptor with getdents64, as the guest
+// would, in small reads so records span calls.
+func readDir(t *testing.T, p *Process, fd, buf uint64) []string {
+	t.Helper()
+	var names []string
+	o := p.order()
+	for range 100 {
+		n := call(t, p, "getdents64", fd, buf, 64)
+		require.Less(t, int64(n), int64(4096), "getdents64: %d", int64(n))
+		if n == 0 {
+			return names
+		}
+		b := guestBytes(t, p, buf, n)
+		for len(b) > 0 {
+			reclen := int(o.Uint16(b[16:]))
+			name := b[19:reclen]
+			for i, c := range name {
+				if c == 0 {
+					name = name[:i]
+					break
+				}
+			}
+			names = append(names, string(name))
+			b = b[reclen:]
+		}
+	}
+	t.Fatal("getdents64 never reached the end")
+	return nil
+}
+
+// TestProcSelfDirs: /proc/self and /proc/self/fd list as directories
+// (the descriptor being read among the fds), rewind with lseek, and their
+// links are links to lstat.
+func TestProcSelfDirs(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, scratch := testProcess(t, arch)
+			buf := scratch + 0x1000
+			dir := p.Arch.OpenFlags.Directory
+			fd := call(t, p, "openat", atFDCWD, putString(t, p, scratch, "/proc/self/fd"), oRdonly|dir)
+			require.Less(t, fd, uint64(1024))
+			names := readDir(t, p, fd, buf)
+			assert.Equal(t, []string{".", "..", "0", "1", "2", "3"}, names[:6])
+			assert.Contains(t, names, strconv.FormatUint(fd, 10))
+			require.Zero(t, call(t, p, "lseek", fd, 0, 0))
+			assert.Equal(t, names, readDir(t, p, fd, buf), "after a rewind")
+			assert.Equal(t, errno(EISDIR), call(t, p, "read", fd, buf, 16))
+
+			self := call(t, p, "openat", atFDCWD, putString(t, p, scratch, "/proc/self"), oRdonly|dir)
+			require.Less(t, self, uint64(1024))
+			assert.Subset(t, readDir(t, p, self, buf), []string{"exe", "maps", "fd", "cwd", "status"})
+			assert.Equal(t, errno(EISDIR), call(t, p, "openat", atFDCWD, putString(t, p, scratch, "/proc/self/fd"), oWronly))
+
+			// lstat sees a link, stat what it points to.
+			st, e := p.statAt(atFDCWD, putString(t, p, scratch, "/proc/self/exe"), atSymlinkNofollow)
+			require.Zero(t, e)
+			assert.Equal(t, uint64(0o120777), st.Mode)
+			st, e = p.statAt(atFDCWD, putString(t, p, scratch, "/proc/self/cwd"), 0)
+			require.Zero(t, e)
+			assert.Equal(t, uint64(0o040000), st.Mode&0o170000)
+		})
+	}
+}
