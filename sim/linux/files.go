@@ -635,6 +635,16 @@ func sysReadlinkat(p *Process, a [6]uint64) uint64 {
 	var target string
 	if t, ok := p.procLink(path); ok {
 		target = t
+	} else if f, e, ok := p.openSpecial(path, oRdonly); ok {
+		// A virtual file or directory: not a link.
+		if f != nil && f.refs == 0 {
+			f.refs++
+			f.release()
+		}
+		if e != 0 {
+			return e
+		}
+		return errno(EINVAL)
 	} else {
 		host, e := p.resolve(a[0], path, false)
 		if e != 0 {

@@ -40,8 +40,8 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 		}
 		return of, 0, true
 	}
-	self := strings.TrimPrefix(strings.TrimPrefix(clean, "/proc/self"), "/proc/"+strconv.Itoa(guestPID))
-	if self == clean {
+	self, isSelf := procSelf(clean)
+	if !isSelf {
 		switch clean {
 		case "/proc/cpuinfo":
 			return p.virtual(clean, flags, p.cpuinfo())
@@ -175,15 +175,45 @@ func (p *Process) virtual(path string, flags uint64, data []byte) (*openFile, ui
 	return &openFile{kind: kindVirtual, flags: flags, path: path, data: data}, 0, true
 }
 
+// isVirtualPath says whether path names one of simrun's virtual files,
+// directories or links (not the host's).
+func (p *Process) isVirtualPath(path string) bool {
+	if _, ok := p.procLink(path); ok {
+		return true
+	}
+	f, _, ok := p.openSpecial(path, oRdonly)
+	if f != nil && f.refs == 0 {
+		f.refs++
+		f.release()
+	}
+	return ok
+}
+
+// procSelf splits a clean path under /proc/self or /proc/PID (the
+// guest's pid): the rest ("" for the directory itself, else "/NAME...").
+func procSelf(clean string) (string, bool) {
+	for _, dir := range []string{"/proc/self", "/proc/" + strconv.Itoa(guestPID)} {
+		if rest, ok := strings.CutPrefix(clean, dir); ok && (rest == "" || rest[0] == '/') {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
 // procLink answers readlink of /proc/self/exe, /proc/self/cwd and
 // /proc/self/fd/N.
 func (p *Process) procLink(path string) (string, bool) {
 	clean := filepath.Clean(path)
-	self := strings.TrimPrefix(strings.TrimPrefix(clean, "/proc/self"), "/proc/"+strconv.Itoa(guestPID))
-	if self == clean {
+	self, isSelf := procSelf(clean)
+	if !isSelf {
 		return "", false
 	}
 	switch self {
+	case "":
+		if clean == "/proc/self" {
+			return strconv.Itoa(guestPID), true // the guest's pid, not simrun's
+		}
+		return "", false
 	case "/exe":
 		return p.exe, true
 	case "/cwd":

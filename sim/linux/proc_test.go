@@ -61,6 +61,15 @@ func TestProcSelfDirs(t *testing.T) {
 			assert.Subset(t, readDir(t, p, self, buf), []string{"exe", "maps", "fd", "cwd", "status"})
 			assert.Equal(t, errno(EISDIR), call(t, p, "openat", atFDCWD, putString(t, p, scratch, "/proc/self/fd"), oWronly))
 
+			// /proc/self is a link to the guest's pid, as readlink -f and
+			// realpath walk it; the virtual entries are not links.
+			n := call(t, p, "readlinkat", atFDCWD, putString(t, p, scratch, "/proc/self"), buf, 64)
+			assert.Equal(t, "1000", string(guestBytes(t, p, buf, n)))
+			assert.Equal(t, errno(EINVAL), call(t, p, "readlinkat", atFDCWD, putString(t, p, scratch, "/proc/1000"), buf, 64))
+			assert.Equal(t, errno(EINVAL), call(t, p, "readlinkat", atFDCWD, putString(t, p, scratch, "/proc/self/maps"), buf, 64))
+			assert.Equal(t, errno(ENOTSUP), call(t, p, "lgetxattr", putString(t, p, scratch, "/proc/1000"), putString(t, p, scratch+256, "user.x"), buf, 64))
+			assert.Equal(t, errno(ENOENT), call(t, p, "openat", atFDCWD, putString(t, p, scratch, "/proc/selfish"), oRdonly), "not /proc/self")
+
 			// lstat sees a link, stat what it points to.
 			st, e := p.statAt(atFDCWD, putString(t, p, scratch, "/proc/self/exe"), atSymlinkNofollow)
 			require.Zero(t, e)

@@ -230,6 +230,9 @@ type xattrTarget struct {
 }
 
 func (p *Process) xattrPath(addr uint64, follow bool) (xattrTarget, uint64) {
+	if path, e := p.readPath(addr); e == 0 && p.isVirtualPath(path) {
+		return xattrTarget{}, errno(ENOTSUP) // as the virtual descriptors
+	}
 	host, e := p.pathAt(atFDCWD, addr, follow)
 	return xattrTarget{path: host, follow: follow, fd: -1}, e
 }
