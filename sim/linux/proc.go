@@ -47,6 +47,9 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 			return p.virtual(clean, flags, p.cpuinfo())
 		case "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/mounts", "/proc/sys/kernel/osrelease":
 			return p.virtual(clean, flags, p.procMisc(clean))
+		case "/proc":
+			// The guest is the only process there is (ps lists it alone).
+			return p.virtualDir(clean, flags, func() []dirent { return procEntries })
 		}
 		return nil, 0, false // the rest of /proc and /dev: the host's
 	}
@@ -96,6 +99,14 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 		return of, 0, true
 	}
 	return nil, errno(ENOENT), true
+}
+
+// procEntries are the entries of the virtual /proc's listing: the
+// guest's own directory and the files simrun generates (the rest of /proc
+// is the host's, reachable by name).
+var procEntries = []dirent{
+	{strconv.Itoa(guestPID), dtDir}, {"cpuinfo", dtReg}, {"filesystems", dtReg}, {"meminfo", dtReg},
+	{"mounts", dtReg}, {"self", dtLnk}, {"stat", dtReg}, {"sys", dtDir},
 }
 
 // procSelfEntries are the entries of the virtual /proc/self.

@@ -61,6 +61,13 @@ func TestProcSelfDirs(t *testing.T) {
 			assert.Subset(t, readDir(t, p, self, buf), []string{"exe", "maps", "fd", "cwd", "status"})
 			assert.Equal(t, errno(EISDIR), call(t, p, "openat", atFDCWD, putString(t, p, scratch, "/proc/self/fd"), oWronly))
 
+			// /proc lists the guest alone: no host process shows.
+			procfd := call(t, p, "openat", atFDCWD, putString(t, p, scratch, "/proc"), oRdonly|dir)
+			require.Less(t, procfd, uint64(1024))
+			procNames := readDir(t, p, procfd, buf)
+			assert.Subset(t, procNames, []string{"1000", "self", "cpuinfo"})
+			assert.NotContains(t, procNames, "1")
+
 			// /proc/self is a link to the guest's pid, as readlink -f and
 			// realpath walk it; the virtual entries are not links.
 			n := call(t, p, "readlinkat", atFDCWD, putString(t, p, scratch, "/proc/self"), buf, 64)
