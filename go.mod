@@ -6,6 +6,7 @@ require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/arch v0.33.0
+	golang.org/x/sys v0.32.0
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -33,7 +33,7 @@ func TestFileMapsNamed(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, make([]byte, 5*4096), 0o644))
 	var st syscall.Stat_t
 	require.NoError(t, syscall.Stat(path, &st))
-	devino := fmt.Sprintf("%02x:%02x %d", devMajor(uint64(st.Dev)), devMinor(uint64(st.Dev)), st.Ino)
+	devino := fmt.Sprintf("%02x:%02x %d", major(uint64(st.Dev)), minor(uint64(st.Dev)), st.Ino)
 
 	fd := call(t, p, "openat", atFDCWD, putString(t, p, scratch, path), oRdonly)
 	require.Less(t, fd, uint64(100))

@@ -288,7 +288,7 @@ func (p *Process) maps() []byte {
 				perm[2] = 'x'
 			}
 			name, off, dev, ino := p.regionName(part.Start)
-			line := fmt.Sprintf("%08x-%08x %s %08x %02x:%02x %d", part.Start, part.End, perm, off, devMajor(dev), devMinor(dev), ino)
+			line := fmt.Sprintf("%08x-%08x %s %08x %02x:%02x %d", part.Start, part.End, perm, off, major(dev), minor(dev), ino)
 			// Padded to column 73 whether or not a name follows, as
 			// qemu-user 7.2 prints it (Linux pads only before a name).
 			line = fmt.Sprintf("%-72s %s", line, name)
@@ -354,9 +354,6 @@ func (p *Process) regionName(addr uint64) (name string, off, dev, ino uint64) {
 	return "", 0, 0, 0
 }
 
-// devMajor and devMinor split a Linux dev_t (new_encode_dev's layout).
-func devMajor(dev uint64) uint64 { return (dev>>8)&0xfff | (dev>>32)&^0xfff }
-func devMinor(dev uint64) uint64 { return dev&0xff | uint64(uint32(dev>>12))&^0xff }
 
 func (p *Process) procStat() []byte {
 	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... (proc(5)).
