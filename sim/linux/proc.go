@@ -354,7 +354,6 @@ func (p *Process) regionName(addr uint64) (name string, off, dev, ino uint64) {
 	return "", 0, 0, 0
 }
 
-
 func (p *Process) procStat() []byte {
 	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... (proc(5)).
 	fields := []string{strconv.Itoa(guestPID), "(" + p.comm() + ")", "R", "1", strconv.Itoa(guestPID), strconv.Itoa(guestPID), "0", "-1", "4194304"}
