@@ -22,6 +22,7 @@ const (
 	argPath                // a NUL-terminated string in guest memory
 	argOct                 // a mode: 0644
 	argOpen                // open(2) flags by name
+	argClone               // clone(2) flags by name, and the exit signal
 )
 
 // straceArgs lists the argument kinds of the syscalls whose arguments
@@ -49,7 +50,7 @@ var straceArgs = map[string][]argKind{
 	"rename": {argPath, argPath}, "symlinkat": {argPath, argFD, argPath}, "linkat": {argFD, argPath, argFD, argPath, argHex},
 	"fchmodat": {argFD, argPath, argOct}, "chmod": {argPath, argOct}, "execve": {argPath, argHex, argHex},
 	"kill": {argInt, argInt}, "tgkill": {argInt, argInt, argInt}, "tkill": {argInt, argInt},
-	"clone": {argHex, argHex, argHex, argHex, argHex}, "wait4": {argInt, argHex, argHex, argHex},
+	"clone": {argClone, argHex, argHex, argHex, argHex}, "wait4": {argInt, argHex, argHex, argHex},
 }
 
 // formatCall renders a syscall and its arguments.
@@ -57,6 +58,9 @@ func (p *Process) formatCall(name string, a [6]uint64) string {
 	kinds, ok := straceArgs[name]
 	if !ok {
 		kinds = []argKind{argHex, argHex, argHex}
+	}
+	if name == "clone" && p.Arch.Name == "s390x" {
+		kinds = []argKind{argHex, argClone, argHex, argHex, argHex} // the stack comes first there
 	}
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
@@ -89,6 +93,8 @@ func (p *Process) formatArg(k argKind, v uint64) string {
 		return fmt.Sprintf("%#o", v)
 	case argOpen:
 		return p.openFlagNames(v)
+	case argClone:
+		return cloneFlagNames(v)
 	}
 	return fmt.Sprintf("0x%x", v)
 }
@@ -149,4 +155,39 @@ func errnoName(e int) string {
 		return n
 	}
 	return "E" + strconv.Itoa(e)
+}
+
+// cloneFlags are the CLONE_* bits (include/uapi/linux/sched.h).
+var cloneFlags = []struct {
+	bit  uint64
+	name string
+}{
+	{0x100, "CLONE_VM"}, {0x200, "CLONE_FS"}, {0x400, "CLONE_FILES"}, {0x800, "CLONE_SIGHAND"},
+	{0x1000, "CLONE_PIDFD"}, {0x2000, "CLONE_PTRACE"}, {0x4000, "CLONE_VFORK"}, {0x8000, "CLONE_PARENT"},
+	{0x10000, "CLONE_THREAD"}, {0x20000, "CLONE_NEWNS"}, {0x40000, "CLONE_SYSVSEM"}, {0x80000, "CLONE_SETTLS"},
+	{0x100000, "CLONE_PARENT_SETTID"}, {0x200000, "CLONE_CHILD_CLEARTID"}, {0x400000, "CLONE_DETACHED"},
+	{0x800000, "CLONE_UNTRACED"}, {0x1000000, "CLONE_CHILD_SETTID"},
+}
+
+// cloneFlagNames renders clone flags as strace does:
+// CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD.
+func cloneFlagNames(v uint64) string {
+	var out []string
+	rest := v &^ 0xff
+	for _, f := range cloneFlags {
+		if rest&f.bit != 0 {
+			out = append(out, f.name)
+			rest &^= f.bit
+		}
+	}
+	if rest != 0 {
+		out = append(out, fmt.Sprintf("%#x", rest))
+	}
+	if sig := v & 0xff; sig != 0 {
+		out = append(out, signalName(int(sig)))
+	}
+	if len(out) == 0 {
+		return "0"
+	}
+	return strings.Join(out, "|")
 }

@@ -630,8 +630,8 @@ func sysKill(p *Process, a [6]uint64) uint64 {
 
 func signalName(sig int) string {
 	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
-		7: "SIGBUS", 8: "SIGFPE", 9: "cpu.SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
-		14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 31: "SIGSYS"}
+		7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+		14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP", 24: "SIGXCPU", 31: "SIGSYS"}
 	if n, ok := names[sig]; ok {
 		return n
 	}
