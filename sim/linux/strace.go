@@ -16,13 +16,13 @@ import (
 type argKind uint8
 
 const (
-	argHex  argKind = iota // 0x...
-	argInt                 // signed decimal
-	argFD                  // a descriptor (AT_FDCWD by name)
-	argPath                // a NUL-terminated string in guest memory
-	argOct                 // a mode: 0644
-	argOpen                // open(2) flags by name
-	argClone               // clone(2) flags by name, and the exit signal
+	argHex   argKind = iota // 0x...
+	argInt                  // signed decimal
+	argFD                   // a descriptor (AT_FDCWD by name)
+	argPath                 // a NUL-terminated string in guest memory
+	argOct                  // a mode: 0644
+	argOpen                 // open(2) flags by name
+	argClone                // clone(2) flags by name, and the exit signal
 )
 
 // straceArgs lists the argument kinds of the syscalls whose arguments
