@@ -1,6 +1,7 @@
 package programs
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -49,10 +50,11 @@ func GlibcBinaries(arch string) []Binary {
 	return out
 }
 
-// The dynamically linked programs: C sources in dynamic/src built as gcc
-// builds by default (dynamically linked PIEs against Debian 12's cross
-// glibc) into dynamic/bin/CONFIG/NAME. Rebuild with `make -C
-// programs/dynamic`. Running them needs the target's sysroot.
+// The dynamically linked programs: the C sources in dynamic/src and the
+// C glibc programs of glibc/src, built as gcc builds by default
+// (dynamically linked PIEs against Debian 12's cross glibc) into
+// dynamic/bin/CONFIG/NAME. Rebuild with `make -C programs/dynamic`.
+// Running them needs the target's sysroot.
 
 // DynamicConfigs lists the configurations of the dynamic programs.
 var DynamicConfigs = []Config{
@@ -63,19 +65,46 @@ var DynamicConfigs = []Config{
 // DynamicBinaries returns every dynamic program built for arch ("" = all).
 func DynamicBinaries(arch string) []Binary {
 	dir := filepath.Join(Dir(), "dynamic")
-	files, _ := filepath.Glob(filepath.Join(dir, "src", "*.c"))
 	var out []Binary
 	for _, c := range DynamicConfigs {
 		if arch != "" && c.Arch != arch {
 			continue
 		}
-		for _, f := range files {
-			n := strings.TrimSuffix(filepath.Base(f), ".c")
+		for _, n := range dynamicNames() {
 			out = append(out, Binary{Config: c, Name: n, Path: filepath.Join(dir, "bin", c.Name, n)})
 		}
 	}
 	return out
 }
 
+// dynamicSources are the directories the dynamic programs are built from.
+func dynamicSources() []string {
+	return []string{filepath.Join(Dir(), "dynamic", "src"), filepath.Join(GlibcDir(), "src")}
+}
+
+func dynamicNames() []string {
+	var names []string
+	for _, d := range dynamicSources() {
+		files, _ := filepath.Glob(filepath.Join(d, "*.c"))
+		for _, f := range files {
+			names = append(names, strings.TrimSuffix(filepath.Base(f), ".c"))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // DynamicSource returns the path of a dynamic program's source.
-func DynamicSource(name string) string { return filepath.Join(Dir(), "dynamic", "src", name+".c") }
+func DynamicSource(name string) string {
+	for _, d := range dynamicSources() {
+		if p := filepath.Join(d, name+".c"); fileExists(p) {
+			return p
+		}
+	}
+	return filepath.Join(dynamicSources()[0], name+".c")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
