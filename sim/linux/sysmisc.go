@@ -328,14 +328,20 @@ func (p *Process) listxattr(t xattrTarget, e uint64, buf, size uint64) uint64 {
 	return uint64(r)
 }
 
-func (p *Process) setxattr(t xattrTarget, e uint64, nameAddr, val, size, flags uint64) uint64 {
+// xattrChange checks a change of an attribute (EROFS under --read-only)
+// and reads its name.
+func (p *Process) xattrChange(e, nameAddr uint64) ([]byte, uint64) {
 	if e == 0 && p.Cfg.ReadOnly {
 		e = errno(EROFS)
 	}
 	if e != 0 {
-		return e
+		return nil, e
 	}
-	name, e := p.xattrName(nameAddr)
+	return p.xattrName(nameAddr)
+}
+
+func (p *Process) setxattr(t xattrTarget, e uint64, nameAddr, val, size, flags uint64) uint64 {
+	name, e := p.xattrChange(e, nameAddr)
 	if e != 0 {
 		return e
 	}
@@ -361,13 +367,7 @@ func (p *Process) setxattr(t xattrTarget, e uint64, nameAddr, val, size, flags u
 }
 
 func (p *Process) removexattr(t xattrTarget, e uint64, nameAddr uint64) uint64 {
-	if e == 0 && p.Cfg.ReadOnly {
-		e = errno(EROFS)
-	}
-	if e != 0 {
-		return e
-	}
-	name, e := p.xattrName(nameAddr)
+	name, e := p.xattrChange(e, nameAddr)
 	if e != 0 {
 		return e
 	}
