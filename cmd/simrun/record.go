@@ -458,6 +458,24 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 	if err != nil {
 		return err
 	}
+	if p := linux.Of(m); p != nil && p.Interp != nil && method.HasData() {
+		// Dynamically linked: each frame is looked up in the object
+		// that maps its pc.
+		a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
+		if err != nil {
+			return err
+		}
+		resolve := func(addr uint64) (unwind.Mapped, bool) {
+			c, ok := p.CodeAt(addr)
+			return unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}, ok
+		}
+		tr, err := unwind.NewObjectsTracer(a, resolve, unwind.Options{Method: method, Policy: j.Policy})
+		if err != nil {
+			return fmt.Errorf("--callchain %s: %w", j.Callchain, err)
+		}
+		rec.Chain = tr.Callchain
+		return nil
+	}
 	data, err := os.ReadFile(j.Cfg.Args[0])
 	if err != nil {
 		return err

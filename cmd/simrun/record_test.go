@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -901,6 +902,68 @@ func TestRecordDynamic(t *testing.T) {
 
 			st, _, stderr = run(t, "unwind", "check", b.Path, programs.DynamicSource("wc"))
 			assert.Equal(t, 0, st, stderr)
+		})
+	}
+}
+
+// TestDynamicCallchains: the SFrame and eh_frame walks of a dynamically
+// linked program look each frame up in the object that maps it (the
+// program, ld.so, libc), so their stacks cross into libc's qsort and back
+// and equal the truth. What they may not follow, as a kernel would not:
+// a sample in a PLT stub (no CFI) or in ld.so's lazy-binding trampoline.
+func TestDynamicCallchains(t *testing.T) {
+	for _, b := range programs.DynamicBinaries("") {
+		if b.Name != "sortsearch" {
+			continue
+		}
+		t.Run(b.Config.Arch, func(t *testing.T) {
+			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+				t.Skipf("no %s cross libc to load the program with", b.Config.Arch)
+			}
+			chains := map[string][][]string{}
+			for _, method := range []string{"truth", "sframe", "eh_frame"} {
+				dir := t.TempDir()
+				data := filepath.Join(dir, "perf.data")
+				_, _, stderr := run(t, "record", "-c", "1024", "--callchain", method, "--format", "perf,json", "-o", data, b.Path)
+				f, err := os.Open(filepath.Join(dir, "perf.jsonl"))
+				require.NoError(t, err, stderr)
+				dec := json.NewDecoder(f)
+				for {
+					var s struct {
+						Callchain []struct{ PC string } `json:"callchain"`
+					}
+					if err := dec.Decode(&s); err != nil {
+						break
+					}
+					if s.Callchain == nil {
+						continue
+					}
+					var pcs []string
+					for _, fr := range s.Callchain {
+						pcs = append(pcs, fr.PC)
+					}
+					chains[method] = append(chains[method], pcs)
+				}
+				f.Close()
+			}
+			truth := chains["truth"]
+			require.Greater(t, len(truth), 1000)
+			for _, method := range []string{"sframe", "eh_frame"} {
+				got := chains[method]
+				require.Len(t, got, len(truth), method)
+				differ, deep := 0, 0
+				for i := range truth {
+					if !slices.Equal(truth[i], got[i]) {
+						differ++
+					}
+					if len(got[i]) >= 5 {
+						deep++
+					}
+				}
+				t.Logf("%s: %d of %d stacks differ from the truth", method, differ, len(truth))
+				assert.LessOrEqual(t, differ, len(truth)/100, "%s stacks vs the truth", method)
+				assert.Greater(t, deep, len(truth)/2, "%s: most stacks reach main through libc", method)
+			}
 		})
 	}
 }

@@ -161,3 +161,25 @@ func devIno(path string) (uint64, uint64) {
 	}
 	return 0, 0
 }
+
+// CodeAt is the file mapping that holds addr: a segment of the program
+// or its interpreter, or a file the guest mapped (false: none, as for
+// anonymous memory). Unwinders ask it which object's data covers a pc.
+func (p *Process) CodeAt(addr uint64) (CodeMap, bool) {
+	for _, img := range []*cpu.Image{p.Image, p.Interp} {
+		if img == nil || addr < img.Start || addr >= img.End {
+			continue
+		}
+		for _, s := range img.Segments {
+			start := s.Vaddr &^ cpu.PageMask
+			if addr >= start && addr < s.Vaddr+s.Memsz {
+				return CodeMap{Start: start, Len: s.Vaddr + s.Memsz - start, Pgoff: s.Offset &^ cpu.PageMask,
+					Prot: protOf(s.Perm), Path: exePath(img.Path)}, true
+			}
+		}
+	}
+	if m, ok := p.fileMapAt(addr); ok {
+		return CodeMap{Start: m.start, Len: m.end - m.start, Pgoff: m.off, Path: m.path}, true
+	}
+	return CodeMap{}, false
+}

@@ -1,0 +1,195 @@
+package unwind
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"sort"
+
+	"simrun/sim/unwind/abi"
+)
+
+// A dynamically linked program runs code from several objects: itself,
+// its interpreter, every shared library.  As the Linux SFrame unwinder
+// looks a pc up in the object that maps it, a tracer over Mapped objects
+// finds the mapping that holds each frame's pc, reads that object's
+// unwinding data once (its .sframe, or SFrame emitted from its .eh_frame,
+// or its .eh_frame itself) and looks the pc up there, less the object's
+// load bias.
+
+// Mapped is a file mapping of code, as the simulated kernel knows it.
+type Mapped struct {
+	Start, End uint64 // guest addresses
+	Off        uint64 // file offset of Start
+	Path       string // host path of the file
+}
+
+// Resolver names the code mapping that holds addr (false: none).
+type Resolver func(addr uint64) (Mapped, bool)
+
+// objectsSource is the rowSource of a tracer over mapped objects.
+type objectsSource struct {
+	resolve Resolver
+	opt     Options
+	abi     *abi.ABI
+	objects map[string]*objectData // by path: read once
+	spans   []span                 // the mappings met so far, by address
+	last    int                    // index of the span that answered last
+}
+
+// objectData is one object's unwinding data (src nil: none, for err).
+type objectData struct {
+	src  rowSource
+	desc string
+	err  error
+	elf  *elf.File
+}
+
+type span struct {
+	lo, hi uint64
+	bias   uint64
+	obj    *objectData
+	path   string
+}
+
+// NewObjectsTracer prepares a tracer for the program whose code mappings
+// resolve names, with the method in opt (SFrame or eh_frame; the frame
+// chain needs no per-object data and is NewChainTracer).  An object
+// without data for the method (or unreadable) stops a walk there with
+// StopNoData, as a kernel would.
+func NewObjectsTracer(a *abi.ABI, resolve Resolver, opt Options) (*Tracer, error) {
+	if !opt.Method.HasData() {
+		return nil, fmt.Errorf("unwind: %v needs no per-object data", opt.Method)
+	}
+	if opt.Policy.MaxDepth == 0 {
+		opt.Policy = DefaultPolicy()
+	}
+	src := &objectsSource{resolve: resolve, opt: opt, abi: a, objects: map[string]*objectData{}}
+	t := &Tracer{ABI: a, Method: opt.Method, Policy: opt.Policy, Syms: &Symbols{}, load: loader(a.Order), src: src,
+		Source: fmt.Sprintf("%v of each mapped object", opt.Method), rows: new(rowCache)}
+	if opt.Policy.Gap == GapFP && a.Frame.Name != "" {
+		t.fallback = &chainSource{abi: a, syms: t.Syms}
+	}
+	return t, nil
+}
+
+// spanAt finds (or learns from the resolver) the mapping that holds addr.
+func (x *objectsSource) spanAt(addr uint64) *span {
+	if x.last < len(x.spans) {
+		if s := &x.spans[x.last]; addr >= s.lo && addr < s.hi {
+			return s
+		}
+	}
+	i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].hi > addr })
+	if i < len(x.spans) && addr >= x.spans[i].lo {
+		x.last = i
+		return &x.spans[i]
+	}
+	m, ok := x.resolve(addr)
+	if !ok || addr < m.Start || addr >= m.End {
+		return nil
+	}
+	obj := x.object(m.Path)
+	s := span{lo: m.Start, hi: m.End, obj: obj, path: m.Path}
+	if obj.elf != nil {
+		b, ok := loadBias(obj.elf, m)
+		if !ok {
+			return nil
+		}
+		s.bias = b
+	}
+	// A new mapping replaces whatever overlapped it (an object unmapped
+	// and another mapped there).
+	kept := x.spans[:0]
+	for _, o := range x.spans {
+		if o.hi <= s.lo || o.lo >= s.hi {
+			kept = append(kept, o)
+		}
+	}
+	x.spans = kept
+	i = sort.Search(len(x.spans), func(i int) bool { return x.spans[i].lo > s.lo })
+	x.spans = append(x.spans, span{})
+	copy(x.spans[i+1:], x.spans[i:])
+	x.spans[i] = s
+	x.last = i
+	return &x.spans[i]
+}
+
+// loadBias is what the object's addresses are offset by in the mapping:
+// the PT_LOAD holding the mapping's file offset was placed there.
+func loadBias(f *elf.File, m Mapped) (uint64, bool) {
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && m.Off >= p.Off&^0xfff && m.Off < p.Off+p.Filesz {
+			// File offset o sits at address m.Start + (o - m.Off); the
+			// object puts it at p.Vaddr + (o - p.Off).
+			return m.Start - m.Off + p.Off - p.Vaddr, true
+		}
+	}
+	return 0, false
+}
+
+// object reads one object's data for the method, once.
+func (x *objectsSource) object(path string) *objectData {
+	if d, ok := x.objects[path]; ok {
+		return d
+	}
+	d := &objectData{}
+	x.objects[path] = d
+	data, err := os.ReadFile(path)
+	if err != nil {
+		d.err = err
+		return d
+	}
+	o, err := NewObject(path, data)
+	if err != nil {
+		d.err = err
+		return d
+	}
+	if o.ABI.Machine != x.abi.Machine {
+		d.err = fmt.Errorf("%s: a %s object in a %s program", path, o.ABI.Name, x.abi.Name)
+		return d
+	}
+	d.elf = o.ELF
+	switch x.opt.Method {
+	case MethodSFrame:
+		d.src, d.desc, d.err = newSFrameSourceOrNil(o, x.opt)
+	case MethodEHFrame:
+		d.src, d.desc, d.err = newCFISourceOrNil(o)
+	}
+	return d
+}
+
+func newSFrameSourceOrNil(o *Object, opt Options) (rowSource, string, error) {
+	s, desc, err := newSFrameSource(o, opt.SFrame, opt.SFrameVersion)
+	if err != nil || s == nil {
+		return nil, desc, err
+	}
+	return s, desc, nil
+}
+
+func newCFISourceOrNil(o *Object) (rowSource, string, error) {
+	s, desc, err := newCFISource(o)
+	if err != nil || s == nil {
+		return nil, desc, err
+	}
+	return s, desc, nil
+}
+
+func (x *objectsSource) row(pc, addr uint64, topmost bool, r *Row) bool {
+	s := x.spanAt(addr)
+	if s == nil || s.obj.src == nil {
+		return false
+	}
+	return s.obj.src.row(pc-s.bias, addr-s.bias, topmost, r)
+}
+
+func (x *objectsSource) where(addr uint64) string {
+	s := x.spanAt(addr)
+	switch {
+	case s == nil:
+		return "no object maps this address"
+	case s.obj.src == nil:
+		return fmt.Sprintf("%s: no unwinding data (%v)", s.path, s.obj.err)
+	}
+	return fmt.Sprintf("%s+%#x: %s", s.path, addr-s.bias, s.obj.src.where(addr-s.bias))
+}
