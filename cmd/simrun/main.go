@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,8 +21,8 @@ import (
 	_ "simrun/sim/s390x"
 )
 
-const usage = `simrun runs arm64 and s390x Linux user programs (static ELF files) on a
-simulated CPU.
+const usage = `simrun runs arm64 and s390x Linux user programs (static or dynamically
+linked ELF files) on a simulated CPU.
 
 Usage:
   simrun <command> [flags] [arguments]
@@ -33,6 +35,7 @@ Commands:
   report    write a self-contained HTML report of a simrun record perf.data
   unwind    check stack unwinding (SFrame, eh_frame, frame pointer) against the true call stack
   help      show help for a command
+  version   print simrun's version, VCS revision and Go version
 
 Examples:
   simrun run programs/bin/aarch64-O2/hello
@@ -80,10 +83,13 @@ func mainStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "unwind":
 		err = cmdUnwind(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help", "-help":
-		if len(args) > 1 {
+		if len(args) > 1 && !isHelp(args[1]) && args[1] != "help" {
 			return mainStatus([]string{args[1], "--help"}, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	default:
 		fmt.Fprintf(stderr, "simrun: unknown command %q\n\n%s", args[0], usage)
@@ -105,6 +111,39 @@ func mainStatus(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 var errUsage = errors.New("usage")
+
+// isHelp says whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// versionLine is what simrun version prints: the module's version, the
+// VCS revision it was built from (+dirty for uncommitted changes) and
+// the Go version.
+func versionLine() string {
+	version, rev, dirty := "(devel)", "", false
+	goVersion := runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		goVersion = bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	line := "simrun " + version
+	if rev != "" {
+		line += " " + rev[:min(12, len(rev))]
+		if dirty {
+			line += "+dirty"
+		}
+	}
+	return line + " " + goVersion
+}
 
 // newFlags returns a flag set that reports errors the way simrun does.
 func newFlags(name, synopsis, examples string, stderr io.Writer) *flag.FlagSet {

@@ -689,6 +689,14 @@ func cmdSPE(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, speUsage)
 		return errUsage
 	}
+	if isHelp(args[0]) || args[0] == "help" {
+		fmt.Fprint(stdout, speUsage)
+		return nil
+	}
+	if len(args) > 1 && isHelp(args[1]) {
+		fmt.Fprint(stdout, speUsage)
+		return nil
+	}
 	switch args[0] {
 	case "dump":
 		if len(args) != 2 {
@@ -747,6 +755,10 @@ func cmdSPE(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	case "terms":
+		if len(args) != 1 {
+			fmt.Fprint(stderr, speUsage)
+			return errUsage
+		}
 		fmt.Fprintln(stdout, strings.Join(spe.TermNames(), "\n"))
 		return nil
 	}
