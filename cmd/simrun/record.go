@@ -170,6 +170,14 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "simrun record: %v\n", err)
 		return errUsage
 	}
+	// A bad event (syntax, term, value, feature) is a usage error, as a
+	// bad flag is: status 2.
+	if _, feats, err := speFeatures(*model); err == nil {
+		if _, err := spe.ParseEvent(*event, &feats); err != nil {
+			fmt.Fprintf(stderr, "simrun: %v\n", err)
+			return errUsage
+		}
+	}
 	w, err := profile.ParseWeight(*weight)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun record: --weight: %v\n", err)
@@ -627,6 +635,7 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 	pd := &profile.PerfData{MIDR: p.MIDR, CPUDesc: p.Desc, Cmdline: append([]string{"simrun", "record"}, argv...),
 		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: m.Timing.Nanos(m.Timing.Cycle()), Arch: m.Arch.UnameMachine}
 	pd.Config[0], pd.Config[1], pd.Config[2], pd.Config[3], pd.Config[4] = c.ConfigWords()
+	pd.ExcludeUser, pd.IncludeKernel = c.ExcludeUser, c.IncludeKernel
 	for _, s := range m.Image.Segments {
 		start := s.Vaddr &^ cpu.PageMask
 		var prot uint32

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -254,6 +255,8 @@ func TestRecordBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"-e", "arm_spe/foo=1/"}, "unknown term 'foo'"},
+		{[]string{"-e", "arm_spe//x"}, "unknown event modifier 'x'"},
+		{[]string{"-e", "arm_spe/ts_enable=1"}, "missing the closing '/'"},
 		{[]string{"-e", "arm_spe/min_latency=4096/"}, "value 0x1000 too big for format (config2:0-11), it must fit in 12 bits"},
 		{[]string{"-e", "arm_spe/float_filter=1/"}, "needs FEAT_SPE_EFT"},
 		{[]string{"-e", "arm_spe/discard=1/"}, "needs SPEv1p2"},
@@ -275,6 +278,9 @@ func TestRecordBadInput(t *testing.T) {
 		assert.NotEqual(t, 36, st, "%v: the program must not have run", c.args)
 		assert.Contains(t, stderr, c.want, "%v", c.args)
 		assert.NotContains(t, stderr, "panic", "%v", c.args)
+		if c.args[0] == "-e" {
+			assert.Equal(t, 2, st, "%v: a bad event is a usage error", c.args)
+		}
 	}
 
 	// A limit at the pointer: the first record raises buffer full before
@@ -966,4 +972,37 @@ func TestDynamicCallchains(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEventModifiers: perf's modifiers after the closing '/' choose the
+// privilege levels: u (the default for a user) samples the program, k
+// alone samples nothing of it (PMSCR.E0SPE clear), and perf.data's
+// attr says which (exclude_user, exclude_kernel).
+func TestEventModifiers(t *testing.T) {
+	b, err := programs.Find("aarch64-O2", "listchase")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	records := func(event string) (int, []byte) {
+		out := filepath.Join(dir, "m.data")
+		st, _, stderr := run(t, "record", "-e", event, "-c", "1024", "-o", out, b.Path)
+		require.Equal(t, 36, st, stderr)
+		var n int
+		_, err := fmt.Sscanf(stderr[strings.Index(stderr, "m.data: ")+len("m.data: "):], "%d SPE records", &n)
+		require.NoError(t, err, stderr)
+		data, err := os.ReadFile(out)
+		require.NoError(t, err)
+		return n, data
+	}
+	plain, _ := records("arm_spe//")
+	u, _ := records("arm_spe//u")
+	uk, _ := records("arm_spe//uk")
+	k, kdata := records("arm_spe//k")
+	assert.Positive(t, plain)
+	assert.Equal(t, plain, u)
+	assert.Equal(t, plain, uk)
+	assert.Zero(t, k, "only the kernel: nothing of a user program")
+	// The first attr (the SPE event) in the attrs section: flags at 40.
+	attrs := binary.LittleEndian.Uint64(kdata[24:])
+	flags := binary.LittleEndian.Uint64(kdata[attrs+40:])
+	assert.Equal(t, uint64(1<<4), flags&(1<<4|1<<5), "exclude_user set, exclude_kernel clear")
 }

@@ -104,9 +104,12 @@ type PerfData struct {
 	// their event; 0: none given). A stack over MaxCallchainFrames does
 	// not fit a perf record and makes WriteTo fail.
 	MaxStack uint16
-	Start    uint64 // ns: time of COMM/MMAP2 (<= the first SPE timestamp)
-	End      uint64 // ns: time of EXIT
-	Hostname string
+	// ExcludeUser and IncludeKernel are the event's privilege levels
+	// (perf's u/k modifiers): attr.exclude_user, !attr.exclude_kernel.
+	ExcludeUser, IncludeKernel bool
+	Start                      uint64 // ns: time of COMM/MMAP2 (<= the first SPE timestamp)
+	End                        uint64 // ns: time of EXIT
+	Hostname                   string
 	// Arch is the guest's uname machine for the arch feature (HEADER_ARCH;
 	// "" = "aarch64"): perf picks the register names and the address
 	// conventions of its annotate and unwind code by it.
@@ -154,15 +157,27 @@ func (p *PerfData) speAttr() []byte {
 	a.u64(p.Config[0])
 	a.u64(p.Period)
 	a.u64(sampleIP | sampleTID | sampleTime | sampleCPU | sampleIdentifier | sampleDataSrc | samplePhysAddr)
-	a.u64(0) // read_format
-	// disabled, exclude_kernel, exclude_hv, sample_id_all
-	a.u64(1<<0 | 1<<5 | 1<<6 | 1<<18)
-	a.u32(0) // wakeup_events
-	a.u32(0) // bp_type
+	a.u64(0)                              // read_format
+	a.u64(p.excludeBits() | 1<<0 | 1<<18) // disabled, exclude_*, sample_id_all
+	a.u32(0)                              // wakeup_events
+	a.u32(0)                              // bp_type
 	a.u64(p.Config[1])
 	a.u64(p.Config[2])
 	a.Write(make([]byte, attrSize-a.Len()))
 	return a.Bytes()
+}
+
+// excludeBits are attr's exclude_user (bit 4), exclude_kernel (5) and
+// exclude_hv (6) for the event's privilege levels.
+func (p *PerfData) excludeBits() uint64 {
+	b := uint64(1 << 6)
+	if p.ExcludeUser {
+		b |= 1 << 4
+	}
+	if !p.IncludeKernel {
+		b |= 1 << 5
+	}
+	return b
 }
 
 // dummyAttr is the tracking event (mmap, comm, task records), as perf
@@ -192,8 +207,7 @@ func (p *PerfData) callchainAttr() []byte {
 	a.u64(p.Period)
 	a.u64(sampleIP | sampleTID | sampleTime | sampleCPU | sampleIdentifier | sampleCallchain)
 	a.u64(0)
-	// disabled, exclude_kernel, exclude_hv, sample_id_all
-	a.u64(1<<0 | 1<<5 | 1<<6 | 1<<18)
+	a.u64(p.excludeBits() | 1<<0 | 1<<18) // disabled, exclude_*, sample_id_all
 	a.Write(make([]byte, attrSize-a.Len()))
 	b := a.Bytes()
 	// sample_max_stack (attr offset 108): the frame cap the callchains

@@ -21,6 +21,11 @@ type Config struct {
 	InvDataSrcFilter                             uint64 // config4
 	Period                                       uint64 // -c
 	Context                                      bool   // PMSCR.CX (simrun: on unless context=0)
+	// The privilege levels sampled, from perf's event modifiers after the
+	// closing '/' (u, k, h; none given: user space only, as perf record
+	// for a user without perf_event_paranoid rights): PMSCR.E0SPE and
+	// E1SPE, and the perf_event_attr exclude_* bits.
+	ExcludeUser, IncludeKernel bool
 }
 
 // term describes one format attribute of /sys/bus/event_source/devices/arm_spe_0/format.
@@ -103,10 +108,14 @@ func ParseEvent(spec string, f *Features) (*Config, error) {
 		return nil, fmt.Errorf("event syntax error: '%s': unknown PMU '%s' (simrun has arm_spe, also called arm_spe_0)", spec, pmu)
 	}
 	if ok {
-		if !strings.HasSuffix(body, "/") {
+		i := strings.LastIndexByte(body, '/')
+		if i < 0 {
 			return nil, fmt.Errorf("event syntax error: '%s': missing the closing '/'", spec)
 		}
-		body = strings.TrimSuffix(body, "/")
+		if err := c.modifiers(spec, body[i+1:]); err != nil {
+			return nil, err
+		}
+		body = body[:i]
 	}
 	seen := map[string]bool{}
 	for _, item := range strings.Split(body, ",") {
@@ -160,6 +169,32 @@ func ParseEvent(spec string, f *Features) (*Config, error) {
 	return c, nil
 }
 
+// modifiers applies perf's event modifiers (the letters after the
+// closing '/'): u, k and h choose the privilege levels (any of them given
+// excludes the others); the rest perf accepts (G, H, I, p, P, S, D, W, e)
+// change nothing for one user-space program on one simulated CPU.
+func (c *Config) modifiers(spec, mods string) error {
+	if mods == "" {
+		return nil
+	}
+	var user, kernel bool
+	for _, m := range mods {
+		switch m {
+		case 'u':
+			user = true
+		case 'k':
+			kernel = true
+		case 'h', 'G', 'H', 'I', 'p', 'P', 'S', 'D', 'W', 'e':
+		default:
+			return fmt.Errorf("event syntax error: '%s': unknown event modifier '%c' (perf's: u, k, h, G, H, I, p, P, S, D, W, e)", spec, m)
+		}
+	}
+	if strings.ContainsAny(mods, "ukh") {
+		c.ExcludeUser, c.IncludeKernel = !user, kernel
+	}
+	return nil
+}
+
 // MaxPeriod is the largest sample period PMSIRR can hold: INTERVAL
 // (bits 31:8) all ones.
 const MaxPeriod = 0xffffff00
@@ -201,7 +236,13 @@ func (c *Config) Program(f *Features) (map[Reg]uint64, error) {
 	if c.Jitter {
 		irr |= 1
 	}
-	scr := uint64(pmscrE0SPE) // user-space programs only
+	var scr uint64
+	if !c.ExcludeUser {
+		scr |= pmscrE0SPE // the guest runs at EL0
+	}
+	if c.IncludeKernel {
+		scr |= pmscrE1SPE // no simulated code runs at EL1: nothing more is sampled
+	}
 	if c.TSEnable {
 		scr |= pmscrTS
 	}

@@ -22,6 +22,7 @@ const (
 	pmblimitrE = 1
 	fmDiscard  = 0b10
 	pmscrE0SPE = 1 << 0
+	pmscrE1SPE = 1 << 1
 	pmscrCX    = 1 << 3
 	pmscrPA    = 1 << 4
 	pmscrTS    = 1 << 5
