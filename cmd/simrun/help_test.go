@@ -40,3 +40,16 @@ func TestHelpEverywhere(t *testing.T) {
 		assert.Regexp(t, `^simrun \S+ .*go1\.\d+`, out)
 	}
 }
+
+// TestUnwindPoliciesFit: the policy list fits an 80-column terminal and
+// names every switch.
+func TestUnwindPoliciesFit(t *testing.T) {
+	st, out, _ := run(t, "unwind", "policies")
+	assert.Equal(t, 0, st)
+	for _, l := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, len(l), 80, "%q", l)
+	}
+	for _, s := range []string{"lookup=ra (default)", "lookup=ra-1", "gap=fp", "pac=keep", "depth=N"} {
+		assert.Contains(t, out, s+"\n")
+	}
+}

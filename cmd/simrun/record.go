@@ -721,6 +721,10 @@ func cmdSPE(args []string, stdout, stderr io.Writer) error {
 			if chunks, err = profile.ReadAuxtrace(data); err != nil {
 				return fmt.Errorf("%s: %w", args[1], err)
 			}
+		} else if _, err := spe.DecodePacket(data); len(data) > 0 && err != nil {
+			// A raw AUX stream starts with a packet (or padding); a text
+			// or other file would dump as one "Bad packet!" per byte.
+			return fmt.Errorf("%s: neither a perf.data file (no PERFILE2 magic) nor an SPE byte stream (byte 0x%02x at offset 0 starts no SPE packet)", args[1], data[0])
 		}
 		for _, c := range chunks {
 			if err := spe.Dump(stdout, c); err != nil {

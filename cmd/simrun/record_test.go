@@ -1006,3 +1006,14 @@ func TestEventModifiers(t *testing.T) {
 	flags := binary.LittleEndian.Uint64(kdata[attrs+40:])
 	assert.Equal(t, uint64(1<<4), flags&(1<<4|1<<5), "exclude_user set, exclude_kernel clear")
 }
+
+// TestSPEDumpNotSPE: a file that is neither a perf.data nor an SPE byte
+// stream is one error, not a "Bad packet!" per byte.
+func TestSPEDumpNotSPE(t *testing.T) {
+	text := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(text, []byte("# notes\nnot SPE at all\n"), 0o644))
+	st, out, stderr := run(t, "spe", "dump", text)
+	assert.Equal(t, 1, st)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, text+": neither a perf.data file (no PERFILE2 magic) nor an SPE byte stream")
+}

@@ -80,6 +80,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if bin.Arch != nil && sum.Arch != "" && bin.Arch.Name != sum.Arch {
+		return fmt.Errorf("%s: the program is for %s, the recording %s for %s", path, bin.Arch.Name, in, sum.Arch)
+	}
 	rec, err := profile.ReadRecording(data, bin)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)

@@ -180,6 +180,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{truncated}, 1, "runs past the end of the file"},
 		{[]string{filepath.Join(dir, "nope.data")}, 1, "no such file or directory"},
 		{[]string{"--prog", text, data}, 1, "not an ELF file"},
+		{[]string{"--prog", s390xProg(t), data}, 1, "the program is for s390x, the recording " + data + " for arm64"},
 		{[]string{"-o", filepath.Join(dir, "missing", "r.html"), data}, 1, "cannot write " + filepath.Join(dir, "missing", "r.html")},
 		{[]string{"--top", "0", data}, 2, "--top must be at least 1"},
 		{[]string{data, data}, 2, "give one recording"},
@@ -217,4 +218,10 @@ func TestReportBadInput(t *testing.T) {
 	st, stdout, _ := run(t, "report", "-o", "-", data)
 	assert.Equal(t, 0, st)
 	assert.True(t, strings.HasPrefix(stdout, "<!DOCTYPE html>"))
+}
+
+func s390xProg(t *testing.T) string {
+	b, err := programs.Find("s390x-O2", "hello")
+	require.NoError(t, err)
+	return b.Path
 }

@@ -69,6 +69,11 @@ func cmdSFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			syms, _ = unwind.ReadSymbols(obj)
 		}
 	}
+	if r.Emitted && !*emit && r.Section != nil {
+		// The dump looks like objdump's of the file's own section: say
+		// it is not.
+		fmt.Fprintf(stderr, "simrun sframe: %s has no %s section: this one is emitted from its .eh_frame, as gas --gsframe would\n", path, *name)
+	}
 	for _, warn := range r.Warnings {
 		where := fmt.Sprintf("%#x", warn.PC)
 		if name := syms.Name(warn.PC); name != "?" {

@@ -23,7 +23,9 @@ func TestSFrameCommand(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, "\n"+b.Path+":     file format elf64-s390\n\nContents of the SFrame section .sframe:\n  Header :\n"), out)
 	assert.Contains(t, out, "Version: SFRAME_VERSION_3")
 	assert.Contains(t, out, "SFRAME_F_FDE_SORTED")
-	assert.Empty(t, errs)
+	assert.Equal(t, "simrun sframe: "+b.Path+" has no .sframe section: this one is emitted from its .eh_frame, as gas --gsframe would\n", errs)
+	_, _, errs = run(t, "sframe", "--emit", b.Path)
+	assert.Empty(t, errs, "asked for")
 
 	st, out, _ = run(t, "sframe", "--sframe-version", "2", b.Path)
 	require.Equal(t, 0, st)

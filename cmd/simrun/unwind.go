@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"simrun/sim/cpu"
@@ -48,17 +47,44 @@ func cmdUnwind(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return errUsage
 }
 
+// writePolicies lists the switches, one block each, wrapped to fit a
+// terminal:
+//
+//	lookup=ra (default)
+//	    look return addresses up as they are
+//	    who: the kernel's SFrame unwinder (unwind_user), ...
 func writePolicies(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "switch\tdefault\twhat it does\twho behaves this way")
-	for _, s := range unwind.PolicySwitches {
-		def := ""
-		if s.Default {
-			def = "default"
+	var b strings.Builder
+	for i, s := range unwind.PolicySwitches {
+		if i > 0 {
+			b.WriteString("\n")
 		}
-		fmt.Fprintf(tw, "%s=%s\t%s\t%s\t%s\n", s.Key, s.Value, def, s.What, s.Who)
+		b.WriteString(s.Key + "=" + s.Value)
+		if s.Default {
+			b.WriteString(" (default)")
+		}
+		b.WriteString("\n")
+		wrap(&b, s.What, "    ", 78)
+		wrap(&b, "who: "+s.Who, "    ", 78)
 	}
-	return tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrap writes text in lines of at most width columns, each indented.
+func wrap(b *strings.Builder, text, indent string, width int) {
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
 }
 
 func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
