@@ -276,7 +276,11 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	if exit.Fault != nil {
-		fmt.Fprintf(stderr, "simrun: %s: %v\n", prog, exit.Fault)
+		where, stack := explainFault(r.m, exit.Fault)
+		fmt.Fprintf(stderr, "simrun: %s: %v%s\n", prog, exit.Fault, where)
+		for _, l := range stack {
+			fmt.Fprintln(stderr, l)
+		}
 	}
 	for _, e := range d.Errors {
 		fmt.Fprintf(stderr, "simrun record: arm_spe_pmu: %s\n", e)
@@ -473,11 +477,7 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		if err != nil {
 			return err
 		}
-		resolve := func(addr uint64) (unwind.Mapped, bool) {
-			c, ok := p.CodeAt(addr)
-			return unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}, ok
-		}
-		tr, err := unwind.NewObjectsTracer(a, resolve, unwind.Options{Method: method, Policy: j.Policy})
+		tr, err := unwind.NewObjectsTracer(a, codeResolver(p), unwind.Options{Method: method, Policy: j.Policy})
 		if err != nil {
 			return fmt.Errorf("--callchain %s: %w", j.Callchain, err)
 		}

@@ -146,7 +146,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	if exit.Fault != nil {
-		fmt.Fprintf(stderr, "simrun: %s: %v\n", prog, exit.Fault)
+		where, stack := explainFault(m, exit.Fault)
+		fmt.Fprintf(stderr, "simrun: %s: %v%s\n", prog, exit.Fault, where)
+		for _, l := range stack {
+			fmt.Fprintln(stderr, l)
+		}
 	}
 	if *stats {
 		st := cpu.Stats{Insns: m.Insns, Syscalls: m.Syscalls, Wall: wall}

@@ -153,3 +153,25 @@ func TestRunTrace(t *testing.T) {
 	assert.Contains(t, jl[4], `"insns":3`)
 	assert.Contains(t, jl[4], `"status":7`)
 }
+
+// TestFaultBacktrace: a fault in a program with symbols and line tables
+// names the function and line in its one-line message, and the stack
+// below it (the SFrame walk from the faulting context), on both
+// architectures.
+func TestFaultBacktrace(t *testing.T) {
+	for _, arch := range []string{"aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			prog := filepath.Join("testdata", "crash", "crash-"+arch)
+			st, out, stderr := run(t, "run", prog)
+			assert.Equal(t, 139, st)
+			assert.Empty(t, out)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			require.GreaterOrEqual(t, len(lines), 5, stderr)
+			assert.Regexp(t, `^simrun: .*crash-`+arch+`: \w+ fault at pc 0x[0-9a-f]+ .*unmapped address 0x0 in last_value\+0x[0-9a-f]+ \(crash\.c:11\)$`, lines[0])
+			assert.Regexp(t, `^    #0  0x[0-9a-f]+ in last_value\+0x[0-9a-f]+ \(crash\.c:11\)$`, lines[1])
+			assert.Regexp(t, `^    #1  0x[0-9a-f]+ in sum_lists\+0x[0-9a-f]+ \(crash\.c:19\)$`, lines[2])
+			assert.Regexp(t, `^    #2  0x[0-9a-f]+ in main\+0x[0-9a-f]+ \(crash\.c:26\)$`, lines[3])
+			assert.Equal(t, "    (SFrame walk: outermost frame)", lines[len(lines)-1])
+		})
+	}
+}

@@ -83,5 +83,5 @@ func TestUnwindUsage(t *testing.T) {
 	for _, sw := range unwind.PolicySwitches {
 		assert.Contains(t, out, sw.Key+"="+sw.Value)
 	}
-	assert.True(t, strings.HasPrefix(out, "switch"))
+	assert.True(t, strings.HasPrefix(out, "lookup=ra (default)\n"), out)
 }
