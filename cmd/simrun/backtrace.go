@@ -18,9 +18,9 @@ import (
 // faulting instruction), one line per frame as gdb's backtrace prints
 // them:
 //
-//	    #0  0x400698 in last_value+0x8 (crash.c:12)
-//	    #1  0x4006c4 in sum_lists+0x24 (crash.c:19)
-//	    (SFrame walk: outermost frame)
+//	#0  0x400698 in last_value+0x8 (crash.c:12)
+//	#1  0x4006c4 in sum_lists+0x24 (crash.c:19)
+//	(SFrame walk: outermost frame)
 //
 // It costs nothing until a run faults. A program without symbols or
 // unwinding data gets neither (the message stays as it was).
