@@ -1489,14 +1489,47 @@ func sysPoll(p *Process, a [6]uint64) uint64 {
 	return p.poll(a[0], a[1], int32(a[2]) >= 0, 0)
 }
 
+// Poll events (asm-generic poll.h).
+const (
+	pollin     = 0x1
+	pollpri    = 0x2
+	pollout    = 0x4
+	pollerr    = 0x8
+	pollhup    = 0x10
+	pollnval   = 0x20
+	pollrdnorm = 0x40
+	pollwrnorm = 0x100
+)
+
+// readiness is what poll reports for fd asked for ev: files are always
+// ready, pipes as their contents and their other ends say.
+func (p *Process) readiness(fd uint64, ev uint64) uint64 {
+	f, e := p.file(fd)
+	switch {
+	case e != 0:
+		return pollnval
+	case f.kind == kindPipe && !f.write:
+		var rev uint64
+		if len(f.pipe.buf) > 0 {
+			rev = (pollin | pollrdnorm) & ev
+		}
+		if f.pipe.writers == 0 {
+			rev |= pollhup
+		}
+		return rev
+	case f.kind == kindPipe:
+		if f.pipe.readers == 0 {
+			return pollerr
+		}
+		if len(f.pipe.buf) < pipeCapacity {
+			return (pollout | pollwrnorm) & ev
+		}
+		return 0
+	}
+	return ev & (pollin | pollout | pollrdnorm | pollwrnorm)
+}
+
 func (p *Process) poll(addr, n uint64, bounded bool, tsAddr uint64) uint64 {
-	const (
-		pollin   = 0x1
-		pollout  = 0x4
-		pollerr  = 0x8
-		pollhup  = 0x10
-		pollnval = 0x20
-	)
 	if n > maxFDs {
 		return errno(EINVAL)
 	}
@@ -1511,26 +1544,7 @@ func (p *Process) poll(addr, n uint64, bounded bool, tsAddr uint64) uint64 {
 		ev := uint64(o.Uint16(b[8*i+4:]))
 		var rev uint64
 		if fd >= 0 {
-			f, e := p.file(uint64(fd))
-			switch {
-			case e != 0:
-				rev = pollnval
-			case f.kind == kindPipe && !f.write:
-				if len(f.pipe.buf) > 0 {
-					rev = pollin & ev
-				}
-				if f.pipe.writers == 0 {
-					rev |= pollhup
-				}
-			case f.kind == kindPipe:
-				if f.pipe.readers == 0 {
-					rev = pollerr
-				} else if len(f.pipe.buf) < pipeCapacity {
-					rev = pollout & ev
-				}
-			default:
-				rev = ev & (pollin | pollout | 0x40 | 0x100) // POLLRDNORM, POLLWRNORM
-			}
+			rev = p.readiness(uint64(fd), ev)
 		}
 		o.PutUint16(b[8*i+6:], uint16(rev))
 		if rev != 0 {
@@ -1546,6 +1560,89 @@ func (p *Process) poll(addr, n uint64, bounded bool, tsAddr uint64) uint64 {
 		}
 		if tsAddr != 0 {
 			p.sleep(tsAddr)
+		}
+	}
+	return ready
+}
+
+// sysPselect6 is pselect6(nfds, readfds, writefds, exceptfds, timeout,
+// sigmask): the sets are arrays of longs in the guest's byte order, fd i
+// at bit i%64 of long i/64. Readable is POLLIN or a hang-up, writable
+// POLLOUT or an error; nothing is ever exceptional. With none ready it
+// returns at once for a zero timeout, after the virtual time has passed
+// for another (writing back the time left, zero, as Linux does), and
+// would block for ever without one.
+func sysPselect6(p *Process, a [6]uint64) uint64 {
+	nfds := a[0]
+	if int32(nfds) < 0 || nfds > maxFDs {
+		return errno(EINVAL)
+	}
+	words := (nfds + 63) / 64
+	o := p.order()
+	sets := [3][]uint64{}
+	for k := range sets {
+		if a[1+k] == 0 || words == 0 {
+			continue
+		}
+		b, ok := p.readGuest(a[1+k], words*8)
+		if !ok {
+			return errno(EFAULT)
+		}
+		sets[k] = make([]uint64, words)
+		for w := range sets[k] {
+			sets[k][w] = o.Uint64(b[8*w:])
+		}
+	}
+	var out [3][]uint64
+	var ready uint64
+	for fd := uint64(0); fd < nfds; fd++ {
+		w, bit := fd/64, uint64(1)<<(fd%64)
+		var want [3]bool
+		any := false
+		for k := range sets {
+			if sets[k] != nil && sets[k][w]&bit != 0 {
+				want[k], any = true, true
+			}
+		}
+		if !any {
+			continue
+		}
+		rev := p.readiness(fd, pollin|pollout|pollpri)
+		if rev&pollnval != 0 {
+			return errno(EBADF)
+		}
+		got := [3]bool{rev&(pollin|pollhup|pollerr) != 0, rev&(pollout|pollerr) != 0, rev&pollpri != 0}
+		for k := range out {
+			if want[k] && got[k] {
+				if out[k] == nil {
+					out[k] = make([]uint64, words)
+				}
+				out[k][w] |= bit
+				ready++
+			}
+		}
+	}
+	if ready == 0 {
+		if a[4] == 0 {
+			return p.wouldBlock("pselect6 with no descriptor ready and no timeout")
+		}
+		if e := p.sleep(a[4]); e != 0 {
+			return e
+		}
+		if !p.writeGuest(a[4], make([]byte, 16)) {
+			return errno(EFAULT)
+		}
+	}
+	for k := range sets {
+		if sets[k] == nil {
+			continue
+		}
+		b := make([]byte, words*8)
+		for w := range out[k] {
+			o.PutUint64(b[8*w:], out[k][w])
+		}
+		if !p.writeGuest(a[1+k], b) {
+			return errno(EFAULT)
 		}
 	}
 	return ready

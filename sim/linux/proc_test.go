@@ -87,3 +87,48 @@ func TestProcSelfDirs(t *testing.T) {
 		})
 	}
 }
+
+// TestPselect6: the sets come back holding the ready descriptors (a pipe
+// readable once written, its write end writable), a zero timeout returns
+// 0 at once, a closed descriptor is EBADF, no timeout with nothing ready
+// ends the run as a wait for ever would.
+func TestPselect6(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, scratch := testProcess(t, arch)
+			o := p.order()
+			require.Zero(t, call(t, p, "pipe2", scratch, 0))
+			rfd, wfd := uint64(o.Uint32(guestBytes(t, p, scratch, 4))), uint64(o.Uint32(guestBytes(t, p, scratch+4, 4)))
+			rset, wset, ts := scratch+0x100, scratch+0x200, scratch+0x300
+			set := func(addr uint64, fds ...uint64) {
+				var w uint64
+				for _, fd := range fds {
+					w |= 1 << fd
+				}
+				b := make([]byte, 8)
+				o.PutUint64(b, w)
+				require.True(t, p.writeGuest(addr, b))
+			}
+			get := func(addr uint64) uint64 { return o.Uint64(guestBytes(t, p, addr, 8)) }
+			require.True(t, p.writeGuest(ts, make([]byte, 16)))
+			nfds := max(rfd, wfd) + 1
+
+			set(rset, rfd)
+			set(wset, wfd)
+			assert.Equal(t, uint64(1), call(t, p, "pselect6", nfds, rset, wset, 0, ts, 0))
+			assert.Zero(t, get(rset), "empty pipe: not readable")
+			assert.Equal(t, uint64(1)<<wfd, get(wset))
+
+			require.Equal(t, uint64(3), call(t, p, "write", wfd, putString(t, p, scratch+0x400, "abc"), 3))
+			set(rset, rfd)
+			assert.Equal(t, uint64(1), call(t, p, "pselect6", nfds, rset, 0, 0, ts, 0))
+			assert.Equal(t, uint64(1)<<rfd, get(rset))
+
+			set(rset, 9)
+			assert.Equal(t, errno(EBADF), call(t, p, "pselect6", 10, rset, 0, 0, ts, 0))
+			assert.Equal(t, errno(EINVAL), call(t, p, "pselect6", ^uint64(0), rset, 0, 0, ts, 0))
+
+			require.Equal(t, uint64(3), call(t, p, "read", rfd, scratch+0x400, 3))
+		})
+	}
+}

@@ -255,6 +255,7 @@ var sysDefs = map[string]sysDef{
 	"copy_file_range": {Full, "", sysCopyFileRange},
 	"ppoll":           {Partial, "files are always ready; pipes as their contents say", sysPpoll},
 	"poll":            {Partial, "as ppoll", sysPoll},
+	"pselect6":        {Partial, "as ppoll; nothing is exceptional; the signal mask is not applied", sysPselect6},
 
 	// Memory (mmap.go).
 	"brk":      {Full, "", sysBrk},
