@@ -167,7 +167,7 @@ func TestFaultBacktrace(t *testing.T) {
 			assert.Empty(t, out)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			require.GreaterOrEqual(t, len(lines), 5, stderr)
-			assert.Regexp(t, `^simrun: .*crash-`+arch+`: \w+ fault at pc 0x[0-9a-f]+ .*unmapped address 0x0 in last_value\+0x[0-9a-f]+ \(crash\.c:11\)$`, lines[0])
+			assert.Regexp(t, `^simrun: .*crash-`+arch+`: \w+ fault at pc 0x[0-9a-f]+ .*unmapped address 0x0 \(read of 8 bytes\) in last_value\+0x[0-9a-f]+ \(crash\.c:11\)$`, lines[0])
 			assert.Regexp(t, `^    #0  0x[0-9a-f]+ in last_value\+0x[0-9a-f]+ \(crash\.c:11\)$`, lines[1])
 			assert.Regexp(t, `^    #1  0x[0-9a-f]+ in sum_lists\+0x[0-9a-f]+ \(crash\.c:19\)$`, lines[2])
 			assert.Regexp(t, `^    #2  0x[0-9a-f]+ in main\+0x[0-9a-f]+ \(crash\.c:26\)$`, lines[3])

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 )
 
@@ -79,7 +80,16 @@ func (f *Fault) Error() string {
 		s += ")"
 	}
 	s += ": " + f.Kind.String()
-	if f.Err != nil {
+	var mf MemFault
+	switch {
+	case errors.As(f.Err, &mf) && (f.Kind == FaultUnmapped || f.Kind == FaultPermission):
+		// The kind already says unmapped or denied: the access says the rest.
+		at := " "
+		if f.Kind == FaultPermission {
+			at = " at "
+		}
+		s += fmt.Sprintf("%s0x%x (%s of %d bytes)", at, mf.Addr, mf.Access, mf.Size)
+	case f.Err != nil:
 		s += ": " + f.Err.Error()
 	}
 	return s
