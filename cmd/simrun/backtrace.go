@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -111,4 +112,32 @@ func codeResolver(p *linux.Process) unwind.Resolver {
 		c, ok := p.CodeAt(addr)
 		return unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}, ok
 	}
+}
+
+// sharedBinaries reads the symbols of every object a dynamically linked
+// program mapped executable (ld.so, libc, ...), each at its load bias; an
+// object that cannot be read is left out (its samples keep their
+// addresses).
+func sharedBinaries(p *linux.Process) []*profile.Binary {
+	var out []*profile.Binary
+	seen := map[string]bool{}
+	for _, c := range p.CodeMaps() {
+		if seen[c.Path] {
+			continue
+		}
+		seen[c.Path] = true
+		f, err := elf.Open(c.Path)
+		if err != nil {
+			continue
+		}
+		bias, ok := unwind.LoadBias(f, unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path})
+		f.Close()
+		if !ok {
+			continue
+		}
+		if b, err := profile.OpenBinary(c.Path, bias); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -563,6 +563,9 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 	if err != nil {
 		return nil, nil, err
 	}
+	if p := linux.Of(m); p != nil {
+		bin.Shared = sharedBinaries(p)
+	}
 	samples, err := profile.Decode(r.data, bin, r.callchains)
 	if err != nil {
 		return nil, nil, err

@@ -888,9 +888,14 @@ func TestRecordDynamic(t *testing.T) {
 				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
 			}
 			data := filepath.Join(t.TempDir(), "perf.data")
-			st, out, stderr := run(t, "record", "-o", data, b.Path, programs.DynamicSource("wc"))
+			st, out, stderr := run(t, "record", "-o", data, "--format", "perf,folded", b.Path, programs.DynamicSource("wc"))
 			require.Equal(t, 0, st, stderr)
 			require.Contains(t, out, programs.DynamicSource("wc"))
+			// simrun's own outputs name libc's exported functions too.
+			folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
+			require.NoError(t, err)
+			assert.Contains(t, string(folded), "__libc_start_main;")
+			assert.Regexp(t, `;main;(_IO_)?getc `, string(folded))
 
 			cmd := exec.Command(perf, "script", "-F", "ip,dso", "-i", data)
 			var so bytes.Buffer

@@ -27,6 +27,10 @@ type Binary struct {
 	// HasLines is true when the file has DWARF line information.
 	HasLines bool
 	code     []codeRange
+	// Shared are the shared objects of a dynamically linked program
+	// (each with its own Bias): Symbolize names a pc the program's own
+	// functions do not cover from their symbols.
+	Shared []*Binary
 }
 
 // Func is one function of the symbol table.
@@ -97,6 +101,11 @@ func NewBinary(path string, data []byte, bias uint64) (b *Binary, err error) {
 // of its section, as perf sizes them.
 func (b *Binary) readFuncs() error {
 	syms, err := b.ELF.Symbols()
+	if errors.Is(err, elf.ErrNoSymbols) {
+		// A stripped shared object still exports its functions (perf
+		// names libc's samples from them too).
+		syms, err = b.ELF.DynamicSymbols()
+	}
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		return fmt.Errorf("symbol table: %v", err)
 	}
@@ -251,6 +260,13 @@ func (b *Binary) Symbolize(pc uint64) Frame {
 	}
 	if f, ok := b.FuncAt(pc); ok {
 		fr.Func, fr.Offset = f.Name, pc-f.Start
+	} else {
+		for _, o := range b.Shared {
+			if f, ok := o.FuncAt(pc); ok {
+				fr.Func, fr.Offset = f.Name, pc-f.Start
+				return fr
+			}
+		}
 	}
 	if file, line, ok := b.LineAt(pc); ok {
 		fr.File, fr.Line = file, line

@@ -92,7 +92,7 @@ func (x *objectsSource) spanAt(addr uint64) *span {
 	obj := x.object(m.Path)
 	s := span{lo: m.Start, hi: m.End, obj: obj, path: m.Path}
 	if obj.elf != nil {
-		b, ok := loadBias(obj.elf, m)
+		b, ok := LoadBias(obj.elf, m)
 		if !ok {
 			return nil
 		}
@@ -115,9 +115,9 @@ func (x *objectsSource) spanAt(addr uint64) *span {
 	return &x.spans[i]
 }
 
-// loadBias is what the object's addresses are offset by in the mapping:
+// LoadBias is what the object's addresses are offset by in the mapping:
 // the PT_LOAD holding the mapping's file offset was placed there.
-func loadBias(f *elf.File, m Mapped) (uint64, bool) {
+func LoadBias(f *elf.File, m Mapped) (uint64, bool) {
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD && m.Off >= p.Off&^0xfff && m.Off < p.Off+p.Filesz {
 			// File offset o sits at address m.Start + (o - m.Off); the
