@@ -164,10 +164,14 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	c, err := unwind.NewChecker(m, obj, unwind.CheckOptions{
+	copt := unwind.CheckOptions{
 		Methods: ms, Policy: policy, Every: *every, SFrame: from,
 		SFrameVersion: uint8(*sframeVersion), Examples: *examples,
-	})
+	}
+	if p := linux.Of(m); p != nil && p.Interp != nil {
+		copt.Resolve = codeResolver(p) // each frame in the object that maps it
+	}
+	c, err := unwind.NewChecker(m, obj, copt)
 	if err != nil {
 		return err
 	}

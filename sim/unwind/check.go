@@ -36,6 +36,10 @@ type CheckOptions struct {
 	// Examples is how many divergences are kept per method in detail
 	// (default 5).
 	Examples int
+	// Resolve, when set, names the object that maps each pc (a
+	// dynamically linked program): the SFrame and eh_frame walks look
+	// each frame up in that object's data (NewObjectsTracer).
+	Resolve Resolver
 }
 
 // Outcome is the result of one check.
@@ -182,9 +186,18 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.Image != nil {
+		syms = syms.Rebased(m.Image.Bias) // the report names run-time pcs
+	}
 	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: c.shadow, Syms: syms, abi: o.ABI}
 	for _, meth := range opt.Methods {
-		t, err := NewTracer(o, Options{Method: meth, Policy: opt.Policy, SFrame: opt.SFrame, SFrameVersion: opt.SFrameVersion})
+		topt := Options{Method: meth, Policy: opt.Policy, SFrame: opt.SFrame, SFrameVersion: opt.SFrameVersion}
+		var t *Tracer
+		if opt.Resolve != nil && meth.HasData() {
+			t, err = NewObjectsTracer(o.ABI, opt.Resolve, topt)
+		} else {
+			t, err = NewTracer(o, topt)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -610,7 +610,17 @@ func ReadSymbols(o *Object) (*Symbols, error) {
 	funcAt := map[uint64]bool{}
 	for _, e := range es {
 		if elf.ST_TYPE(e.Info) == elf.STT_FUNC && e.Section != elf.SHN_UNDEF && e.Name != "" {
-			s = append(s, cpu.Symbol{Name: e.Name, Addr: e.Value, Size: e.Size, IsFun: true})
+			size := e.Size
+			if size == 0 && e.Section < elf.SHN_LORESERVE && int(e.Section) < len(o.ELF.Sections) {
+				// An unsized function (crti's _init, _fini) reaches at
+				// most to the end of its section, as profile.Binary
+				// reads it.
+				sec := o.ELF.Sections[e.Section]
+				if end := sec.Addr + sec.Size; end > e.Value {
+					size = end - e.Value
+				}
+			}
+			s = append(s, cpu.Symbol{Name: e.Name, Addr: e.Value, Size: size, IsFun: true})
 			funcAt[e.Value] = true
 		}
 	}
@@ -626,6 +636,18 @@ func ReadSymbols(o *Object) (*Symbols, error) {
 		}
 	}
 	return NewSymbols(s), nil
+}
+
+// Rebased returns the symbols moved by bias (a PIE's load address).
+func (s *Symbols) Rebased(bias uint64) *Symbols {
+	if s == nil || bias == 0 {
+		return s
+	}
+	r := &Symbols{syms: append([]cpu.Symbol(nil), s.syms...)}
+	for i := range r.syms {
+		r.syms[i].Addr += bias
+	}
+	return r
 }
 
 // NewSymbols indexes function symbols.
