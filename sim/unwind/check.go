@@ -124,6 +124,9 @@ type Report struct {
 	Truth   *Shadow
 	Methods []*MethodReport
 	Syms    *Symbols
+	// objects names the pcs of a dynamically linked program's other
+	// objects (nil for a static program).
+	objects *objectSymbols
 	abi     *abi.ABI
 }
 
@@ -190,6 +193,9 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 		syms = syms.Rebased(m.Image.Bias) // the report names run-time pcs
 	}
 	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: c.shadow, Syms: syms, abi: o.ABI}
+	if opt.Resolve != nil {
+		c.report.objects = newObjectSymbols(opt.Resolve)
+	}
 	for _, meth := range opt.Methods {
 		topt := Options{Method: meth, Policy: opt.Policy, SFrame: opt.SFrame, SFrameVersion: opt.SFrameVersion}
 		var t *Tracer
@@ -268,10 +274,28 @@ func (c *Checker) check(pc uint64) {
 	}
 }
 
+// fn is the function holding pc (the program's, else another object's)
+// and its start.
+func (r *Report) fn(pc uint64) (string, uint64) {
+	if name, start := r.Syms.Func(pc); start != 0 || r.objects == nil {
+		return name, start
+	}
+	return r.objects.fn(pc)
+}
+
+// name names pc for the report: the program's function, else another
+// object's, else "?".
+func (r *Report) name(pc uint64) string {
+	if n := r.Syms.Name(pc); n != "?" || r.objects == nil {
+		return n
+	}
+	return r.objects.name(pc)
+}
+
 // place counts a divergence at frame k of the current walk by its Place.
 func (c *Checker) place(r *MethodReport, k int) {
 	fn := func(pc uint64) uint64 {
-		if _, start := c.report.Syms.Func(pc); start != 0 {
+		if _, start := c.report.fn(pc); start != 0 {
 			return start
 		}
 		return pc
@@ -350,7 +374,7 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	for _, m := range t.Mismatches {
-		fmt.Fprintf(&b, "  mismatched: %s (%s -> %s)\n", m, r.Syms.Name(m.PC), r.Syms.Name(m.Target))
+		fmt.Fprintf(&b, "  mismatched: %s (%s -> %s)\n", m, r.name(m.PC), r.name(m.Target))
 	}
 	fmt.Fprintf(&b, "\n%-9s %12s %12s %10s %12s %14s\n", "method", "checked", "agree", "diverge", "no-coverage", "frames")
 	for _, m := range r.Methods {
@@ -381,7 +405,7 @@ func (r *Report) Write(w io.Writer) error {
 		if top := m.TopPlaces(8); len(top) > 0 {
 			b.WriteString("  divergences by place (frame 0 function; function whose row stepped to the wrong frame):\n")
 			for _, p := range top {
-				fmt.Fprintf(&b, "    %10d  %s; %s\n", p.N, r.Syms.Name(p.Func), r.Syms.Name(p.Row))
+				fmt.Fprintf(&b, "    %10d  %s; %s\n", p.N, r.name(p.Func), r.name(p.Row))
 			}
 			if n := len(m.ByPlace) - len(top); n > 0 {
 				fmt.Fprintf(&b, "    ... %d more places\n", n)
@@ -399,7 +423,7 @@ func (r *Report) Write(w io.Writer) error {
 }
 
 func (r *Report) writeDivergence(b *strings.Builder, n int, m *MethodReport, d *Divergence) {
-	fmt.Fprintf(b, "  divergence %d: pc %#x %s (instruction %d): %s\n", n, d.PC, r.Syms.Name(d.PC), d.Insn, d.What)
+	fmt.Fprintf(b, "  divergence %d: pc %#x %s (instruction %d): %s\n", n, d.PC, r.name(d.PC), d.Insn, d.What)
 	fmt.Fprintf(b, "    %-5s %-36s %-36s %s\n", "frame", "expected (truth)", "found ("+m.Method.String()+")", "row used to step to the next frame")
 	rows := max(len(d.Expected), len(d.Walk.PCs))
 	if limit := max(len(d.Expected), d.Frame+1) + 2; rows > limit {
@@ -408,10 +432,10 @@ func (r *Report) writeDivergence(b *strings.Builder, n int, m *MethodReport, d *
 	for i := 0; i < rows; i++ {
 		exp, got := "-", "-"
 		if i < len(d.Expected) {
-			exp = fmt.Sprintf("%#x %s", d.Expected[i], r.Syms.Name(d.Expected[i]))
+			exp = fmt.Sprintf("%#x %s", d.Expected[i], r.name(d.Expected[i]))
 		}
 		if i < len(d.Walk.PCs) {
-			got = fmt.Sprintf("%#x %s", d.Walk.PCs[i], r.Syms.Name(d.Walk.PCs[i]))
+			got = fmt.Sprintf("%#x %s", d.Walk.PCs[i], r.name(d.Walk.PCs[i]))
 		}
 		mark := " "
 		if i == d.Frame {

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"simrun/sim/unwind/abi"
@@ -192,4 +193,73 @@ func (x *objectsSource) where(addr uint64) string {
 		return fmt.Sprintf("%s: no unwinding data (%v)", s.path, s.obj.err)
 	}
 	return fmt.Sprintf("%s+%#x: %s", s.path, addr-s.bias, s.obj.src.where(addr-s.bias))
+}
+
+// objectSymbols names pcs in the objects a Resolver maps: each object's
+// symbols (its .symtab, else the .dynsym a stripped library keeps) read
+// once and moved to its load bias; a pc no symbol covers is named by its
+// object and file offset.
+type objectSymbols struct {
+	resolve Resolver
+	byPath  map[string]*Symbols
+	spans   []symSpan
+}
+
+type symSpan struct {
+	lo, hi uint64
+	off    uint64 // file offset of lo
+	path   string
+	syms   *Symbols // rebased; nil: unreadable
+}
+
+func newObjectSymbols(resolve Resolver) *objectSymbols {
+	return &objectSymbols{resolve: resolve, byPath: map[string]*Symbols{}}
+}
+
+func (o *objectSymbols) span(pc uint64) *symSpan {
+	for i := range o.spans {
+		if s := &o.spans[i]; pc >= s.lo && pc < s.hi {
+			return s
+		}
+	}
+	m, ok := o.resolve(pc)
+	if !ok || pc < m.Start || pc >= m.End {
+		return nil
+	}
+	s := symSpan{lo: m.Start, hi: m.End, off: m.Off, path: m.Path}
+	if f, err := elf.Open(m.Path); err == nil {
+		if bias, ok := LoadBias(f, m); ok {
+			syms, cached := o.byPath[m.Path]
+			if !cached {
+				if obj, err := Open(m.Path); err == nil {
+					syms, _ = ReadSymbols(obj)
+				}
+				o.byPath[m.Path] = syms
+			}
+			s.syms = syms.Rebased(bias)
+		}
+		f.Close()
+	}
+	o.spans = append(o.spans, s)
+	return &o.spans[len(o.spans)-1]
+}
+
+// fn is the function holding pc and its start ("" if none).
+func (o *objectSymbols) fn(pc uint64) (string, uint64) {
+	if s := o.span(pc); s != nil {
+		return s.syms.Func(pc)
+	}
+	return "", 0
+}
+
+// name is "func+0xoff", else "object+0xfileoffset", else "?".
+func (o *objectSymbols) name(pc uint64) string {
+	s := o.span(pc)
+	if s == nil {
+		return "?"
+	}
+	if n := s.syms.Name(pc); n != "?" {
+		return n
+	}
+	return fmt.Sprintf("%s+%#x", filepath.Base(s.path), pc-s.lo+s.off)
 }

@@ -604,7 +604,10 @@ type Symbols struct {
 func ReadSymbols(o *Object) (*Symbols, error) {
 	es, err := o.ELF.Symbols()
 	if err != nil {
-		return &Symbols{}, nil // stripped: names are addresses
+		// A stripped shared object keeps the functions it exports.
+		if es, err = o.ELF.DynamicSymbols(); err != nil {
+			return &Symbols{}, nil // stripped: names are addresses
+		}
 	}
 	var s []cpu.Symbol
 	funcAt := map[uint64]bool{}
