@@ -13,6 +13,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 )
 
@@ -155,7 +156,7 @@ func TestTaggedBranchQemu(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
-			m, err := cpu.New(path, img, cpu.Config{Args: []string{path}, Seed: 1}) // as qemu sees it
+			m, err := linux.New(path, img, linux.Config{Args: []string{path}, Seed: 1}) // as qemu sees it
 			require.NoError(t, err)
 			c := m.Core.(*Core)
 			var got []state
