@@ -118,7 +118,14 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		p.Core.SetSyscallResult(errno(ENOSYS))
 		return
 	}
+	p.Mem.TakeLimitHit()
 	r := e.fn(p, args)
+	if p.Mem.TakeLimitHit() && !p.Exited() {
+		// A copy into guest memory needed a page past --max-memory: the
+		// process ends as Linux's out-of-memory killer would end it.
+		p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultOutOfMemory,
+			Err: fmt.Errorf("%s needed a new page past the guest memory limit of %s", name, cpu.FormatSize(p.Mem.Limit()))})
+	}
 	if p.Exited() {
 		if call != "" {
 			fmt.Fprintf(p.Cfg.Strace, "%s = ?\n", call)
