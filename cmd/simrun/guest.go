@@ -52,10 +52,13 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
 // 4 GiB, or less where the host cannot give that much,
 //   - half the host's physical memory (MemTotal in /proc/meminfo), so a
 //     runaway guest leaves the host room to work;
-//   - half simrun's own address-space limit (RLIMIT_AS, `ulimit -v`),
-//     which must also hold simrun itself: under such a limit the guest
-//     hits its own bound, a clean ENOMEM or out-of-memory end, before the
-//     Go runtime dies of it.
+//   - half of what simrun's own address-space limit (RLIMIT_AS,
+//     `ulimit -v`) leaves after the Go runtime's reservations (1.5 GiB:
+//     simrun's VmSize is 1.2 GiB before it allocates anything, and its
+//     heap takes about 1.3 bytes of address space per byte it holds):
+//     under such a limit the guest hits its own bound, a clean ENOMEM or
+//     out-of-memory end, before the Go runtime dies of it (measured by
+//     TestHostile/run/touch-16G-default).
 //
 // 4 GiB is the cap so that on any host with 8 GiB or more a guest's run
 // is the same everywhere (what a limit changes is whether mmap fails):
@@ -64,6 +67,10 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
 // Debian tools) use a few hundred MiB at most.
 const maxMemoryCap = 4 << 30
 
+// minMaxMemory is the least default: a static program needs its stack
+// (8 MiB) and a little more.
+const minMaxMemory = 64 << 20
+
 func defaultMaxMemory() uint64 {
 	limit := uint64(maxMemoryCap)
 	if total := hostMemTotal(); total != 0 {
@@ -71,7 +78,8 @@ func defaultMaxMemory() uint64 {
 	}
 	var rl syscall.Rlimit
 	if syscall.Getrlimit(syscall.RLIMIT_AS, &rl) == nil && rl.Cur != ^uint64(0) && rl.Cur != 0 {
-		limit = min(limit, rl.Cur/2)
+		const goReserve = 3 << 29 // 1.5 GiB
+		limit = min(limit, max(rl.Cur, goReserve+minMaxMemory*2)/2-goReserve/2)
 	}
 	return limit &^ cpu.PageMask
 }
