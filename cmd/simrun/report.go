@@ -80,6 +80,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range bin.Warnings {
+		fmt.Fprintf(stderr, "simrun report: warning: %s\n", w)
+	}
 	rec, err := profile.ReadRecording(data, bin)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
