@@ -174,6 +174,10 @@ type Memory struct {
 	// holds of the host's memory (see SetLimit).
 	limit, used uint64
 	limitHit    bool // an allocation was refused (TakeLimitHit)
+
+	// TBI makes the accessors ignore the top byte of lower-half data
+	// addresses (arm64 Linux; see loadData).
+	TBI bool
 }
 
 // Host bytes charged to the limit besides the pages' own 4 KiB: each
@@ -725,13 +729,38 @@ func (m *Memory) storeSlow(addr uint64, size int, v uint64, big bool) bool {
 	return true
 }
 
+// loadData and storeData are the accessors' way out of the translation
+// caches. With TBI set, an address whose top byte is not zero and whose
+// bit 55 is clear is taken without its top byte: arm64 Linux runs user
+// space with TCR_EL1.TBI0 set (Arm ARM D8.8 "Address tagging": the top
+// byte of a data address in the lower half is ignored). A tagged pointer
+// never hits the caches (their tags hold whole page numbers), so the hit
+// path costs nothing; a fault reports the address without its tag, as
+// qemu-aarch64 7.2 and Linux (without SA_EXPOSE_TAGBITS) do. Load, Store,
+// ReadBytes and WriteBytes, the kernel's ways in, do not untag: Linux
+// refuses tagged pointers in syscalls unless the process asks
+// (PR_SET_TAGGED_ADDR_CTRL).
+func (m *Memory) loadData(addr uint64, size int, big bool) (uint64, bool) {
+	if m.TBI && addr>>56 != 0 && addr&(1<<55) == 0 {
+		addr &= 1<<56 - 1
+	}
+	return m.loadSlow(addr, size, big)
+}
+
+func (m *Memory) storeData(addr uint64, size int, v uint64, big bool) bool {
+	if m.TBI && addr>>56 != 0 && addr&(1<<55) == 0 {
+		addr &= 1<<56 - 1
+	}
+	return m.storeSlow(addr, size, v, big)
+}
+
 // Load8 reads one byte.
 func (m *Memory) Load8(addr uint64) (uint8, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if e.vpn == addr>>PageShift {
 		return e.data[addr&PageMask], true
 	}
-	v, ok := m.loadSlow(addr, 1, false)
+	v, ok := m.loadData(addr, 1, false)
 	return uint8(v), ok
 }
 
@@ -742,7 +771,7 @@ func (m *Memory) Store8(addr uint64, v uint8) bool {
 		e.data[addr&PageMask] = v
 		return true
 	}
-	return m.storeSlow(addr, 1, uint64(v), false)
+	return m.storeData(addr, 1, uint64(v), false)
 }
 
 // Little-endian accessors (arm64).
@@ -752,7 +781,7 @@ func (m *Memory) Load16LE(addr uint64) (uint16, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
 		return binary.LittleEndian.Uint16(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 2, false)
+	v, ok := m.loadData(addr, 2, false)
 	return uint16(v), ok
 }
 
@@ -761,7 +790,7 @@ func (m *Memory) Load32LE(addr uint64) (uint32, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
 		return binary.LittleEndian.Uint32(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 4, false)
+	v, ok := m.loadData(addr, 4, false)
 	return uint32(v), ok
 }
 
@@ -770,7 +799,7 @@ func (m *Memory) Load64LE(addr uint64) (uint64, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
 		return binary.LittleEndian.Uint64(e.data[off:]), true
 	}
-	return m.loadSlow(addr, 8, false)
+	return m.loadData(addr, 8, false)
 }
 
 func (m *Memory) Store16LE(addr uint64, v uint16) bool {
@@ -779,7 +808,7 @@ func (m *Memory) Store16LE(addr uint64, v uint16) bool {
 		binary.LittleEndian.PutUint16(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 2, uint64(v), false)
+	return m.storeData(addr, 2, uint64(v), false)
 }
 
 func (m *Memory) Store32LE(addr uint64, v uint32) bool {
@@ -788,7 +817,7 @@ func (m *Memory) Store32LE(addr uint64, v uint32) bool {
 		binary.LittleEndian.PutUint32(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 4, uint64(v), false)
+	return m.storeData(addr, 4, uint64(v), false)
 }
 
 func (m *Memory) Store64LE(addr uint64, v uint64) bool {
@@ -797,7 +826,7 @@ func (m *Memory) Store64LE(addr uint64, v uint64) bool {
 		binary.LittleEndian.PutUint64(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 8, v, false)
+	return m.storeData(addr, 8, v, false)
 }
 
 // Big-endian accessors (s390x).
@@ -807,7 +836,7 @@ func (m *Memory) Load16BE(addr uint64) (uint16, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
 		return binary.BigEndian.Uint16(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 2, true)
+	v, ok := m.loadData(addr, 2, true)
 	return uint16(v), ok
 }
 
@@ -816,7 +845,7 @@ func (m *Memory) Load32BE(addr uint64) (uint32, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
 		return binary.BigEndian.Uint32(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 4, true)
+	v, ok := m.loadData(addr, 4, true)
 	return uint32(v), ok
 }
 
@@ -825,7 +854,7 @@ func (m *Memory) Load64BE(addr uint64) (uint64, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
 		return binary.BigEndian.Uint64(e.data[off:]), true
 	}
-	return m.loadSlow(addr, 8, true)
+	return m.loadData(addr, 8, true)
 }
 
 func (m *Memory) Store16BE(addr uint64, v uint16) bool {
@@ -834,7 +863,7 @@ func (m *Memory) Store16BE(addr uint64, v uint16) bool {
 		binary.BigEndian.PutUint16(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 2, uint64(v), true)
+	return m.storeData(addr, 2, uint64(v), true)
 }
 
 func (m *Memory) Store32BE(addr uint64, v uint32) bool {
@@ -843,7 +872,7 @@ func (m *Memory) Store32BE(addr uint64, v uint32) bool {
 		binary.BigEndian.PutUint32(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 4, uint64(v), true)
+	return m.storeData(addr, 4, uint64(v), true)
 }
 
 func (m *Memory) Store64BE(addr uint64, v uint64) bool {
@@ -852,7 +881,7 @@ func (m *Memory) Store64BE(addr uint64, v uint64) bool {
 		binary.BigEndian.PutUint64(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 8, v, true)
+	return m.storeData(addr, 8, v, true)
 }
 
 // Load and Store dispatch on byte order and size (1, 2, 4 or 8); they are
