@@ -1,28 +1,35 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"syscall"
 
+	"simrun/sim/cpu"
 	"simrun/sim/linux"
 )
 
 // guestFlags are the flags of every command that runs a guest program and
 // shape the Linux around it.
 type guestFlags struct {
-	sysroot  *string
-	strace   *bool
-	root     *string
-	readOnly *bool
+	sysroot   *string
+	strace    *bool
+	root      *string
+	readOnly  *bool
+	maxMemory *sizeFlag
 }
 
 func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 	return &guestFlags{
-		sysroot:  fs.String("L", "", "look absolute guest paths (the interpreter, libraries, files) up under `DIR` first, as qemu-user's -L (default: $SIMRUN_LD_PREFIX, else Debian's /usr/TRIPLE cross sysroot for a dynamically linked program)"),
-		strace:   fs.Bool("strace", false, "print each syscall the guest makes on stderr, as strace does"),
-		root:     fs.String("root", "", "confine every guest path to `DIR`, as chroot would (\"..\" and symbolic links stay inside; the program itself is read from the path given)"),
-		readOnly: fs.Bool("read-only", false, "refuse every change to the file system with EROFS (stdout, stderr and /dev/null still take writes)"),
+		sysroot:   fs.String("L", "", "look absolute guest paths (the interpreter, libraries, files) up under `DIR` first, as qemu-user's -L (default: $SIMRUN_LD_PREFIX, else Debian's /usr/TRIPLE cross sysroot for a dynamically linked program)"),
+		strace:    fs.Bool("strace", false, "print each syscall the guest makes on stderr, as strace does"),
+		root:      fs.String("root", "", "confine every guest path to `DIR`, as chroot would (\"..\" and symbolic links stay inside; the program itself is read from the path given)"),
+		readOnly:  fs.Bool("read-only", false, "refuse every change to the file system with EROFS (stdout, stderr and /dev/null still take writes)"),
+		maxMemory: addMaxMemoryFlag(fs),
 	}
 }
 
@@ -35,7 +42,90 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
 	}
 	cfg.Root = *g.root
 	cfg.ReadOnly = *g.readOnly
+	cfg.MaxMemory = uint64(*g.maxMemory)
 	if *g.strace {
 		cfg.Strace = stderr
 	}
+}
+
+// The guest memory limit (--max-memory). Its default protects the host:
+// 4 GiB, or less where the host cannot give that much,
+//   - half the host's physical memory (MemTotal in /proc/meminfo), so a
+//     runaway guest leaves the host room to work;
+//   - half of what simrun's own address-space limit (RLIMIT_AS,
+//     `ulimit -v`) leaves after the Go runtime's reservations (1.5 GiB:
+//     simrun's VmSize is 1.2 GiB before it allocates anything, and its
+//     heap takes about 1.3 bytes of address space per byte it holds):
+//     under such a limit the guest hits its own bound, a clean ENOMEM or
+//     out-of-memory end, before the Go runtime dies of it (measured by
+//     TestHostile/run/touch-16G-default).
+//
+// 4 GiB is the cap so that on any host with 8 GiB or more a guest's run
+// is the same everywhere (what a limit changes is whether mmap fails):
+// runs that must be reproducible on smaller hosts pin it with
+// --max-memory. The programs simrun is for (benchmarks, tests, the
+// Debian tools) use a few hundred MiB at most.
+const maxMemoryCap = 4 << 30
+
+// minMaxMemory is the least default: a static program needs its stack
+// (8 MiB) and a little more.
+const minMaxMemory = 64 << 20
+
+func defaultMaxMemory() uint64 {
+	limit := uint64(maxMemoryCap)
+	if total := hostMemTotal(); total != 0 {
+		limit = min(limit, total/2)
+	}
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &rl) == nil && rl.Cur != ^uint64(0) && rl.Cur != 0 {
+		const goReserve = 3 << 29 // 1.5 GiB
+		limit = min(limit, max(rl.Cur, goReserve+minMaxMemory*2)/2-goReserve/2)
+	}
+	return limit &^ cpu.PageMask
+}
+
+// hostMemTotal reads MemTotal from /proc/meminfo (0 if it cannot).
+func hostMemTotal() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 3 && fields[0] == "MemTotal:" && fields[2] == "kB" {
+			kb, err := strconv.ParseUint(fields[1], 10, 64)
+			if err == nil && kb < 1<<50 {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// sizeFlag is a byte count flag (cpu.ParseSize's forms: 4G, 512MiB, 0).
+type sizeFlag uint64
+
+func (s *sizeFlag) String() string {
+	if s == nil || *s == 0 {
+		return "0"
+	}
+	return strings.ReplaceAll(cpu.FormatSize(uint64(*s)), " ", "")
+}
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := cpu.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// addMaxMemoryFlag adds --max-memory to a command that runs a guest.
+func addMaxMemoryFlag(fs *flag.FlagSet) *sizeFlag {
+	s := sizeFlag(defaultMaxMemory())
+	fs.Var(&s, "max-memory", "bound the host memory the guest may hold to `SIZE` (K, M, G suffixes; 0: no bound): past it mmap, brk and mremap give ENOMEM and a write needing a new page ends the guest (status 137, as Linux's OOM killer); default 4G, or half the host's RAM or ulimit -v if less")
+	return &s
 }

@@ -236,6 +236,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if !*quiet {
 		job.Notes = stderr
 	}
+	job.Warnings = stderr
 	r, err := job.run()
 	if err != nil {
 		return err
@@ -245,6 +246,9 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	rec, bin, err := r.recording(fs.Args())
 	if err != nil {
 		return err
+	}
+	for _, w := range bin.Warnings {
+		fmt.Fprintf(stderr, "simrun record: warning: %s\n", w)
 	}
 	for _, o := range outs {
 		f := files[o.path]
@@ -336,6 +340,9 @@ type recordJob struct {
 	MaxStack int
 	// Notes, if not nil, gets one-line notes (the period as programmed).
 	Notes io.Writer
+	// Warnings gets one line per feature left out for a corrupt section
+	// (even under --quiet); nil discards them.
+	Warnings io.Writer
 }
 
 // recording is what a recordJob produced.
@@ -488,13 +495,19 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 	if err != nil {
 		return err
 	}
+	// Unwind tables that cannot be used cost the callchains, not the
+	// recording (the error names the section).
 	obj, err := unwind.NewObject(j.Cfg.Args[0], data)
-	if err != nil {
-		return err
+	var tr *unwind.Tracer
+	if err == nil {
+		tr, err = unwind.NewTracer(obj, unwind.Options{Method: method, Policy: j.Policy})
 	}
-	tr, err := unwind.NewTracer(obj, unwind.Options{Method: method, Policy: j.Policy})
 	if err != nil {
-		return fmt.Errorf("--callchain %s: %w", j.Callchain, err)
+		if j.Warnings == nil {
+			return nil
+		}
+		fmt.Fprintf(j.Warnings, "simrun record: warning: --callchain %s: %v; samples are recorded without callchains\n", j.Callchain, err)
+		return nil
 	}
 	rec.Chain = tr.Callchain
 	return nil

@@ -83,6 +83,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if bin.Arch != nil && sum.Arch != "" && bin.Arch.Name != sum.Arch {
 		return fmt.Errorf("%s: the program is for %s, the recording %s for %s", path, bin.Arch.Name, in, sum.Arch)
 	}
+	for _, w := range bin.Warnings {
+		fmt.Fprintf(stderr, "simrun report: warning: %s\n", w)
+	}
 	rec, err := profile.ReadRecording(data, bin)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)

@@ -99,6 +99,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	maxInsns := fs.Uint64("max-insns", 0, "stop with an error after `N` instructions (0: no limit)")
 	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM, getrandom and the pointer authentication keys")
 	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
+	maxMemory := addMaxMemoryFlag(fs)
 	var env multiFlag
 	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -150,7 +151,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	}
 	m, err := linux.New(prog, data, linux.Config{
 		Args: fs.Args(), Env: env, Stdin: stdin, Stdout: stderr, Stderr: stderr,
-		Seed: *seed, MaxInsns: *maxInsns,
+		Seed: *seed, MaxInsns: *maxInsns, MaxMemory: uint64(*maxMemory),
 	})
 	if err != nil {
 		return err

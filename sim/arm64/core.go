@@ -49,6 +49,7 @@ type codePage = cpu.CodePage[inst]
 
 func newCore(m *cpu.Machine) cpu.Core {
 	c := &Core{m: m, mem: m.Mem, vals: new([cpu.LogBatch]uint64)}
+	m.Mem.TBI = true // Linux sets TCR_EL1.TBI0 for user space
 	// Clearing only the op lets an instruction that overwrites itself
 	// finish with its operands.
 	c.icache = cpu.NewICache(m.Mem, 2, 4, func(in *inst) { in.op = opNone })

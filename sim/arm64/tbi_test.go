@@ -95,12 +95,62 @@ var tbiPAuth = []uint32{
 	0xd4000001, // svc #0
 }
 
+// Loads and stores through tagged pointers (top byte ignored for data
+// in the lower half: TCR_EL1.TBI0, see cpu.Memory.loadData).
+
+// tbiData: str, ldr, stp, ldrb, strh through a pointer into the stack
+// with tag 0x56; the untagged pointer sees what they wrote. Exit status
+// 42 + 42 - (42 | 42<<16), low byte: 42.
+var tbiData = []uint32{
+	0xd10103e1, // sub x1, sp, #64
+	0xd2eac009, // mov x9, #0x5600000000000000
+	0xaa090021, // orr x1, x1, x9
+	0xd2800542, // mov x2, #42
+	0xf9000022, // str x2, [x1]
+	0xf9400023, // ldr x3, [x1]
+	0xa9008c22, // stp x2, x3, [x1, #8]
+	0x39404026, // ldrb w6, [x1, #16]
+	0x79000426, // strh w6, [x1, #2]
+	0x9240dc24, // and x4, x1, #0xffffffffffffff
+	0xf9400885, // ldr x5, [x4, #16]
+	0xb9400087, // ldr w7, [x4]
+	0x8b0600a0, // add x0, x5, x6
+	0xcb070000, // sub x0, x0, x7
+	0xd2800ba8, // mov x8, #93
+	0xd4000001, // svc #0
+}
+
+// tbiDataFault: a load through 0xab00000000001000: the fault is at the
+// untagged address (qemu reports si_addr 0x1000, as Linux does without
+// SA_EXPOSE_TAGBITS).
+var tbiDataFault = []uint32{
+	0xd2820001, // mov x1, #0x1000
+	0xd2f56009, // mov x9, #0xab00000000000000
+	0xaa090021, // orr x1, x1, x9
+	0xf9400020, // ldr x0, [x1]
+	0xd2800ba8, // mov x8, #93
+	0xd4000001, // svc #0
+}
+
+// tbiDataUpper: a store through 0x5680000000001000 (bit 55 set: not a
+// lower-half address, its top byte is not ignored): the fault is at the
+// address as given.
+var tbiDataUpper = []uint32{
+	0xd2820001, // mov x1, #0x1000
+	0xd2ead009, // mov x9, #0x5680000000000000
+	0xaa090021, // orr x1, x1, x9
+	0xf9000020, // str x0, [x1]
+	0xd2800ba8, // mov x8, #93
+	0xd4000001, // svc #0
+}
+
 var tbiPrograms = []struct {
 	name   string
 	words  []uint32
 	pauth  bool
 	status int
 	fault  uint64 // the faulting pc (0: none)
+	addr   uint64 // the data address of the fault, if one is expected
 	reg    int    // a register that must hold want at the end (0: none)
 	want   uint64
 }{
@@ -108,6 +158,9 @@ var tbiPrograms = []struct {
 	{name: "upper half", words: tbiUpperHalf, status: 139, fault: 0x0080_0000_0040_0018},
 	{name: "misaligned", words: tbiMisaligned, status: 135, fault: 0x40001e},
 	{name: "pauth", words: tbiPAuth, pauth: true, status: 0, reg: 6, want: 0x400020},
+	{name: "data", words: tbiData, status: 42, reg: 3, want: 42},
+	{name: "data fault", words: tbiDataFault, status: 139, fault: 0x40000c, addr: 0x1000},
+	{name: "data upper half", words: tbiDataUpper, status: 139, fault: 0x40000c, addr: 0x5680_0000_0000_1000},
 }
 
 // TestTaggedBranch runs the programs on simrun.
@@ -121,6 +174,9 @@ func TestTaggedBranch(t *testing.T) {
 			if tc.fault != 0 {
 				require.NotNil(t, exit.Fault)
 				assert.Equal(t, tc.fault, exit.Fault.PC)
+				if tc.addr != 0 {
+					assert.Equal(t, tc.addr, exit.Fault.Addr)
+				}
 			} else {
 				assert.Nil(t, exit.Fault)
 			}

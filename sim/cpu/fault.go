@@ -21,6 +21,7 @@ const (
 	FaultInsnLimit                        // --max-insns reached
 	FaultSignal                           // the guest sent itself a fatal signal
 	FaultInternal                         // a simulator bug caught at run time
+	FaultOutOfMemory                      // the guest needed memory past its limit (Memory.SetLimit)
 )
 
 var faultNames = [...]string{
@@ -35,6 +36,7 @@ var faultNames = [...]string{
 	FaultInsnLimit:   "instruction limit reached",
 	FaultSignal:      "signal",
 	FaultInternal:    "internal error",
+	FaultOutOfMemory: "out of memory",
 }
 
 func (k FaultKind) String() string {
@@ -117,6 +119,8 @@ func (f *Fault) Signal() int {
 		return SIGXCPU
 	case FaultSignal:
 		return f.Sig
+	case FaultOutOfMemory:
+		return SIGKILL // as Linux's out-of-memory killer ends a process
 	}
 	return SIGABRT
 }
@@ -126,6 +130,9 @@ func (f *Fault) ExitStatus() int { return 128 + f.Signal() }
 
 // MemFaultKind maps a failed data access to a fault kind.
 func MemFaultKind(mf MemFault) FaultKind {
+	if mf.Limit != 0 {
+		return FaultOutOfMemory
+	}
 	if mf.Access == AccessExec {
 		return FaultFetch
 	}

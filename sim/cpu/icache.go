@@ -1,5 +1,7 @@
 package cpu
 
+import "unsafe"
+
 // ICache is a core's cache of pre-decoded instructions: one CodePage of
 // slots per executable guest page, a slot per possible instruction start
 // (every 4 bytes on arm64, every 2 on s390x). An architecture keeps its own
@@ -95,6 +97,12 @@ func (c *ICache[T]) Page(pc uint64) (*CodePage[T], *Fault) {
 	}
 	cp, _ := pg.Code.(*CodePage[T])
 	if cp == nil || cp.cache != c {
+		// Charged to the memory limit as if its Infos were made too.
+		var slot T
+		cost := uint32(PageSize>>c.shift) * uint32(unsafe.Sizeof(slot)+unsafe.Sizeof(OpInfo{}))
+		if !c.mem.ChargeCode(pg, pc, cost+uint32(unsafe.Sizeof(CodePage[T]{}))) {
+			return nil, &Fault{PC: pc, Kind: FaultOutOfMemory, Err: c.mem.Fault}
+		}
 		cp = &CodePage[T]{Base: pc &^ PageMask, Slots: make([]T, PageSize>>c.shift), cache: c}
 		if c.WithInfo {
 			cp.Infos = make([]OpInfo, len(cp.Slots))

@@ -2,8 +2,10 @@ package cpu
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
+	"unsafe"
 )
 
 // Guest memory is a sparse set of 4 KiB pages with per-page permissions.
@@ -68,6 +70,9 @@ type CodeCache interface {
 type Page struct {
 	data *[PageSize]byte
 	Perm Perm
+	// codeCost is what Code costs the host, charged to the memory limit
+	// (it fits in the padding after Perm: Page stays 32 bytes).
+	codeCost uint32
 	// Code is the decoded-instruction cache of this page, owned by the
 	// architecture (nil until something executes here).
 	Code CodeCache
@@ -83,12 +88,22 @@ func (p *Page) Bytes() *[PageSize]byte {
 	return p.data
 }
 
-// writable returns the page contents for writing, allocating them.
-func (p *Page) writable() *[PageSize]byte {
-	if p.data == nil {
-		p.data = new([PageSize]byte)
+// touch gives p, the page at vpn, its bytes if it has none yet, charging
+// them to the limit; false (nothing allocated) when the limit would be
+// passed.
+func (m *Memory) touch(p *Page, vpn uint64) bool {
+	if p.data != nil {
+		return true
 	}
-	return p.data
+	if !m.charge(PageSize) {
+		return false
+	}
+	p.data = new([PageSize]byte)
+	// a read translation may still point at the zero page
+	if e := &m.rtlb[vpn&(tlbSize-1)]; e.vpn == vpn {
+		e.data = p.data
+	}
+	return true
 }
 
 // tlbEntry caches the bytes of one page for reading or writing.
@@ -126,9 +141,15 @@ type MemFault struct {
 	Size     int
 	Access   Access
 	Unmapped bool // false: mapped but without the needed permission
+	// Limit is set when the access needed a new page and the memory limit
+	// (Memory.SetLimit) forbade it: the limit in bytes.
+	Limit uint64
 }
 
 func (f MemFault) Error() string {
+	if f.Limit != 0 {
+		return fmt.Sprintf("%s of %d bytes at 0x%x needs a new page past the guest memory limit of %s", f.Access, f.Size, f.Addr, FormatSize(f.Limit))
+	}
 	what := "unmapped address"
 	if !f.Unmapped {
 		what = "no " + f.Access.String() + " permission at"
@@ -148,6 +169,86 @@ type Memory struct {
 	// CodeGen counts the writes over decoded code (self-modifying code):
 	// the timing model drops its run summaries when it changes.
 	CodeGen uint64
+
+	// limit bounds used (0: no bound); used is what the address space
+	// holds of the host's memory (see SetLimit).
+	limit, used uint64
+	limitHit    bool // an allocation was refused (TakeLimitHit)
+
+	// TBI makes the accessors ignore the top byte of lower-half data
+	// addresses (arm64 Linux; see loadData).
+	TBI bool
+}
+
+// Host bytes charged to the limit besides the pages' own 4 KiB: each
+// mapped page's Page (charged when mapped: it is made on first access) and
+// each 2 MiB chunk's table.
+const (
+	pageMetaBytes = uint64(unsafe.Sizeof(Page{}))
+	chunkBytes    = uint64(unsafe.Sizeof(chunk{}))
+)
+
+// ErrMemoryLimit is what Map returns when the mapping would pass the
+// memory limit.
+var ErrMemoryLimit = errors.New("past the guest memory limit")
+
+// SetLimit bounds the host memory the address space may hold to n bytes
+// (0: no bound). What counts is what the host really allocates: 4 KiB per
+// page the guest has written (pages are allocated on first write), the
+// bookkeeping of every mapped page (1/128 of the mapping) and the decoded
+// code of every page executed (see ICache). Past the limit
+//   - Map of a writable range refuses (ErrMemoryLimit) when the range
+//     could not be written whole even now: as Linux's heuristic overcommit
+//     refuses an obvious overcommit, so mmap, brk and mremap give ENOMEM;
+//   - an access that needs a new page fails with MemFault.Limit set, which
+//     the cores turn into FaultOutOfMemory (the guest ends, as Linux's
+//     out-of-memory killer would end it).
+//
+// The check is on the slow paths only (a page's first write, Map, a code
+// page's first execution): the translation caches never see it.
+func (m *Memory) SetLimit(n uint64) { m.limit = n }
+
+// Limit returns the bound set by SetLimit.
+func (m *Memory) Limit() uint64 { return m.limit }
+
+// Used returns the host bytes the address space holds, as SetLimit counts
+// them.
+func (m *Memory) Used() uint64 { return m.used }
+
+// charge adds n bytes to used unless that passes the limit.
+func (m *Memory) charge(n uint64) bool {
+	if m.limit != 0 && (m.used+n > m.limit || m.used+n < m.used) {
+		m.limitHit = true
+		return false
+	}
+	m.used += n
+	return true
+}
+
+// TakeLimitHit reports whether an allocation was refused for the limit
+// since the last call (the kernel asks around each syscall: its copies
+// into guest memory fail like any other access).
+func (m *Memory) TakeLimitHit() bool {
+	hit := m.limitHit
+	m.limitHit = false
+	return hit
+}
+
+func (m *Memory) refund(n uint64) { m.used -= min(n, m.used) }
+
+// ChargeCode charges cost bytes for the decoded-code cache about to be
+// attached to p (replacing what its old one was charged); false, with
+// nothing changed and the fault set, when the limit forbids it.
+func (m *Memory) ChargeCode(p *Page, pc uint64, cost uint32) bool {
+	old := uint64(p.codeCost)
+	if !m.charge(uint64(cost)) {
+		m.fail(pc, 4, AccessExec, false)
+		m.Fault.Limit = m.limit
+		return false
+	}
+	m.refund(old)
+	p.codeCost = cost
+	return true
 }
 
 const (
@@ -278,12 +379,17 @@ func (m *Memory) countMapped(addr, size uint64) uint64 {
 	return cnt
 }
 
-// dropPage forgets a materialised page, invalidating its decoded code.
-func dropPage(c *chunk, i uint64) {
+// dropPage forgets a materialised page, invalidating its decoded code and
+// refunding its bytes.
+func (m *Memory) dropPage(c *chunk, i uint64) {
 	if p := c.pages[i]; p != nil {
 		if p.Code != nil {
 			p.Code.InvalidateCode(0, PageSize)
 		}
+		if p.data != nil {
+			m.refund(PageSize)
+		}
+		m.refund(uint64(p.codeCost))
 		c.pages[i] = nil
 	}
 }
@@ -301,20 +407,57 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	if n > MaxMapPages {
 		return fmt.Errorf("map 0x%x+0x%x: larger than simrun's limit of %d pages", addr, size, MaxMapPages)
 	}
+	if m.limit != 0 {
+		if err := m.mapFits(first, n, perm); err != nil {
+			return fmt.Errorf("map 0x%x+0x%x: %w", addr, size, err)
+		}
+	}
 	for v := first; v < first+n; v++ {
 		key, i := v>>chunkShift, v&(chunkPages-1)
 		c := m.chunks[key]
 		if c == nil {
 			c = &chunk{}
 			m.chunks[key] = c
+			m.used += chunkBytes
 		}
 		if c.perm[i]&permMapped == 0 {
 			c.count++
+			m.used += pageMetaBytes
 		}
-		dropPage(c, i)
+		m.dropPage(c, i)
 		c.perm[i] = permMapped | uint8(perm)
 	}
 	m.flushTLB()
+	return nil
+}
+
+// mapFits checks that mapping pages [first, first+n) keeps the memory
+// within its limit: the new bookkeeping, and, for a writable range, every
+// page written, less what the pages replaced held.
+func (m *Memory) mapFits(first, n uint64, perm Perm) error {
+	var mapped, freed, chunks uint64
+	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
+		chunks++
+		for i := lo; i < hi; i++ {
+			if c.perm[i]&permMapped == 0 {
+				continue
+			}
+			mapped++
+			if p := c.pages[i]; p != nil {
+				if p.data != nil {
+					freed += PageSize
+				}
+				freed += uint64(p.codeCost)
+			}
+		}
+	})
+	need := (n-mapped)*pageMetaBytes + ((first+n-1)>>chunkShift-first>>chunkShift+1-chunks)*chunkBytes
+	if perm&PermW != 0 {
+		need += n * PageSize
+	}
+	if m.used-min(freed, m.used)+need > m.limit {
+		return fmt.Errorf("%w of %s (%s in use)", ErrMemoryLimit, FormatSize(m.limit), FormatSize(m.used))
+	}
 	return nil
 }
 
@@ -324,13 +467,15 @@ func (m *Memory) Unmap(addr, size uint64) {
 	m.eachChunk(first, n, func(key uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
 			if c.perm[i]&permMapped != 0 {
-				dropPage(c, i)
+				m.dropPage(c, i)
 				c.perm[i] = 0
 				c.count--
+				m.refund(pageMetaBytes)
 			}
 		}
 		if c.count == 0 {
 			delete(m.chunks, key)
+			m.refund(chunkBytes)
 		}
 	})
 	m.flushTLB()
@@ -365,6 +510,9 @@ func (m *Memory) Discard(addr, size uint64) {
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
 			if p := c.pages[i]; p != nil {
+				if p.data != nil {
+					m.refund(PageSize)
+				}
 				p.data = nil
 				if p.Code != nil {
 					p.Code.InvalidateCode(0, PageSize)
@@ -499,12 +647,10 @@ func (m *Memory) writePage(addr uint64, size int) *Page {
 		m.fail(addr, size, AccessWrite, false)
 		return nil
 	}
-	if p.data == nil {
-		p.writable()
-		// a read translation may still point at the zero page
-		if e := &m.rtlb[vpn&(tlbSize-1)]; e.vpn == vpn {
-			e.data = p.data
-		}
+	if !m.touch(p, vpn) {
+		m.fail(addr, size, AccessWrite, false)
+		m.Fault.Limit = m.limit
+		return nil
 	}
 	if p.Code != nil {
 		off := int(addr & PageMask)
@@ -555,8 +701,15 @@ func (m *Memory) loadSlow(addr uint64, size int, big bool) (uint64, bool) {
 func (m *Memory) storeSlow(addr uint64, size int, v uint64, big bool) bool {
 	// Check every byte's page first so a failing store writes nothing.
 	for i := 0; i < size; i++ {
-		if p := m.page((addr + uint64(i)) >> PageShift); p == nil || p.Perm&PermW == 0 {
+		vpn := (addr + uint64(i)) >> PageShift
+		p := m.page(vpn)
+		if p == nil || p.Perm&PermW == 0 {
 			m.fail(addr, size, AccessWrite, p == nil)
+			return false
+		}
+		if !m.touch(p, vpn) {
+			m.fail(addr, size, AccessWrite, false)
+			m.Fault.Limit = m.limit
 			return false
 		}
 	}
@@ -576,13 +729,38 @@ func (m *Memory) storeSlow(addr uint64, size int, v uint64, big bool) bool {
 	return true
 }
 
+// loadData and storeData are the accessors' way out of the translation
+// caches. With TBI set, an address whose top byte is not zero and whose
+// bit 55 is clear is taken without its top byte: arm64 Linux runs user
+// space with TCR_EL1.TBI0 set (Arm ARM D8.8 "Address tagging": the top
+// byte of a data address in the lower half is ignored). A tagged pointer
+// never hits the caches (their tags hold whole page numbers), so the hit
+// path costs nothing; a fault reports the address without its tag, as
+// qemu-aarch64 7.2 and Linux (without SA_EXPOSE_TAGBITS) do. Load, Store,
+// ReadBytes and WriteBytes, the kernel's ways in, do not untag: Linux
+// refuses tagged pointers in syscalls unless the process asks
+// (PR_SET_TAGGED_ADDR_CTRL).
+func (m *Memory) loadData(addr uint64, size int, big bool) (uint64, bool) {
+	if m.TBI && addr>>56 != 0 && addr&(1<<55) == 0 {
+		addr &= 1<<56 - 1
+	}
+	return m.loadSlow(addr, size, big)
+}
+
+func (m *Memory) storeData(addr uint64, size int, v uint64, big bool) bool {
+	if m.TBI && addr>>56 != 0 && addr&(1<<55) == 0 {
+		addr &= 1<<56 - 1
+	}
+	return m.storeSlow(addr, size, v, big)
+}
+
 // Load8 reads one byte.
 func (m *Memory) Load8(addr uint64) (uint8, bool) {
 	e := &m.rtlb[(addr>>PageShift)&(tlbSize-1)]
 	if e.vpn == addr>>PageShift {
 		return e.data[addr&PageMask], true
 	}
-	v, ok := m.loadSlow(addr, 1, false)
+	v, ok := m.loadData(addr, 1, false)
 	return uint8(v), ok
 }
 
@@ -593,7 +771,7 @@ func (m *Memory) Store8(addr uint64, v uint8) bool {
 		e.data[addr&PageMask] = v
 		return true
 	}
-	return m.storeSlow(addr, 1, uint64(v), false)
+	return m.storeData(addr, 1, uint64(v), false)
 }
 
 // Little-endian accessors (arm64).
@@ -603,7 +781,7 @@ func (m *Memory) Load16LE(addr uint64) (uint16, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
 		return binary.LittleEndian.Uint16(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 2, false)
+	v, ok := m.loadData(addr, 2, false)
 	return uint16(v), ok
 }
 
@@ -612,7 +790,7 @@ func (m *Memory) Load32LE(addr uint64) (uint32, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
 		return binary.LittleEndian.Uint32(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 4, false)
+	v, ok := m.loadData(addr, 4, false)
 	return uint32(v), ok
 }
 
@@ -621,7 +799,7 @@ func (m *Memory) Load64LE(addr uint64) (uint64, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
 		return binary.LittleEndian.Uint64(e.data[off:]), true
 	}
-	return m.loadSlow(addr, 8, false)
+	return m.loadData(addr, 8, false)
 }
 
 func (m *Memory) Store16LE(addr uint64, v uint16) bool {
@@ -630,7 +808,7 @@ func (m *Memory) Store16LE(addr uint64, v uint16) bool {
 		binary.LittleEndian.PutUint16(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 2, uint64(v), false)
+	return m.storeData(addr, 2, uint64(v), false)
 }
 
 func (m *Memory) Store32LE(addr uint64, v uint32) bool {
@@ -639,7 +817,7 @@ func (m *Memory) Store32LE(addr uint64, v uint32) bool {
 		binary.LittleEndian.PutUint32(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 4, uint64(v), false)
+	return m.storeData(addr, 4, uint64(v), false)
 }
 
 func (m *Memory) Store64LE(addr uint64, v uint64) bool {
@@ -648,7 +826,7 @@ func (m *Memory) Store64LE(addr uint64, v uint64) bool {
 		binary.LittleEndian.PutUint64(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 8, v, false)
+	return m.storeData(addr, 8, v, false)
 }
 
 // Big-endian accessors (s390x).
@@ -658,7 +836,7 @@ func (m *Memory) Load16BE(addr uint64) (uint16, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-2 {
 		return binary.BigEndian.Uint16(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 2, true)
+	v, ok := m.loadData(addr, 2, true)
 	return uint16(v), ok
 }
 
@@ -667,7 +845,7 @@ func (m *Memory) Load32BE(addr uint64) (uint32, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-4 {
 		return binary.BigEndian.Uint32(e.data[off:]), true
 	}
-	v, ok := m.loadSlow(addr, 4, true)
+	v, ok := m.loadData(addr, 4, true)
 	return uint32(v), ok
 }
 
@@ -676,7 +854,7 @@ func (m *Memory) Load64BE(addr uint64) (uint64, bool) {
 	if off := addr & PageMask; e.vpn == addr>>PageShift && off <= PageSize-8 {
 		return binary.BigEndian.Uint64(e.data[off:]), true
 	}
-	return m.loadSlow(addr, 8, true)
+	return m.loadData(addr, 8, true)
 }
 
 func (m *Memory) Store16BE(addr uint64, v uint16) bool {
@@ -685,7 +863,7 @@ func (m *Memory) Store16BE(addr uint64, v uint16) bool {
 		binary.BigEndian.PutUint16(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 2, uint64(v), true)
+	return m.storeData(addr, 2, uint64(v), true)
 }
 
 func (m *Memory) Store32BE(addr uint64, v uint32) bool {
@@ -694,7 +872,7 @@ func (m *Memory) Store32BE(addr uint64, v uint32) bool {
 		binary.BigEndian.PutUint32(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 4, uint64(v), true)
+	return m.storeData(addr, 4, uint64(v), true)
 }
 
 func (m *Memory) Store64BE(addr uint64, v uint64) bool {
@@ -703,7 +881,7 @@ func (m *Memory) Store64BE(addr uint64, v uint64) bool {
 		binary.BigEndian.PutUint64(e.data[off:], v)
 		return true
 	}
-	return m.storeSlow(addr, 8, v, true)
+	return m.storeData(addr, 8, v, true)
 }
 
 // Load and Store dispatch on byte order and size (1, 2, 4 or 8); they are
@@ -746,11 +924,14 @@ func (m *Memory) WriteBytes(addr uint64, b []byte) error {
 			fa := max(a, addr)
 			return MemFault{Addr: fa, Size: n, Access: AccessWrite, Unmapped: p == nil}
 		}
+		if !m.touch(p, a>>PageShift) {
+			return MemFault{Addr: max(a, addr), Size: n, Access: AccessWrite, Limit: m.limit}
+		}
 	}
 	for i := 0; i < n; {
 		a := addr + uint64(i)
 		p := m.writePage(a, n-i)
-		i += copy(p.writable()[a&PageMask:], b[i:])
+		i += copy(p.data[a&PageMask:], b[i:])
 	}
 	return nil
 }
@@ -764,14 +945,14 @@ func (m *Memory) Poke(addr uint64, b []byte) error {
 		if p == nil {
 			return MemFault{Addr: a, Size: len(b), Access: AccessWrite, Unmapped: true}
 		}
+		if !m.touch(p, a>>PageShift) {
+			return MemFault{Addr: a, Size: len(b), Access: AccessWrite, Limit: m.limit}
+		}
 		if p.Code != nil {
 			n := min(len(b)-i, PageSize-int(a&PageMask))
 			p.Code.InvalidateCode(int(a&PageMask), n)
 		}
-		i += copy(p.writable()[a&PageMask:], b[i:])
-		if e := &m.rtlb[(a>>PageShift)&(tlbSize-1)]; e.vpn == a>>PageShift {
-			e.data = p.data
-		}
+		i += copy(p.data[a&PageMask:], b[i:])
 	}
 	return nil
 }

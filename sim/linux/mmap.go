@@ -154,6 +154,7 @@ func (p *Process) fillFromFile(f *openFile, addr, n uint64, off int64) uint64 {
 		k, err := f.host.ReadAt(buf[:want], off+int64(done))
 		if k > 0 {
 			if err := p.Mem.Poke(addr+done, buf[:k]); err != nil {
+				p.Mem.TakeLimitHit() // mmap answers ENOMEM, the process goes on
 				return errno(ENOMEM)
 			}
 		}
@@ -324,7 +325,11 @@ func sysMremap(p *Process, a [6]uint64) uint64 {
 			continue
 		}
 		if b := src.Bytes(); *b != ([cpu.PageSize]byte{}) {
-			p.Mem.Poke(to+off, b[:])
+			if p.Mem.Poke(to+off, b[:]) != nil { // past the memory limit
+				p.Mem.TakeLimitHit()
+				p.Mem.Unmap(to, newSize)
+				return errno(ENOMEM)
+			}
 		}
 	}
 	p.moveFileMaps(old, oldSize, to)

@@ -42,6 +42,12 @@ type Config struct {
 	// ReadOnly refuses every change to the file system with EROFS
 	// (writes to stdout, stderr and /dev/null still go through).
 	ReadOnly bool
+	// MaxMemory bounds the host memory the guest's address space may
+	// hold, in bytes (0: no bound; see cpu.Memory.SetLimit): past it mmap,
+	// brk and mremap give ENOMEM and a write that needs a new page ends
+	// the process (FaultOutOfMemory, status 137), as under Linux's
+	// overcommit heuristic and out-of-memory killer.
+	MaxMemory uint64
 	// Strace, if set, receives one line per syscall in strace's form.
 	Strace io.Writer
 	// ReservedFDs keeps descriptors 3 .. 3+ReservedFDs-1 taken (EBADF to
@@ -135,6 +141,7 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
 	p.MaxInsns = cfg.MaxInsns
+	p.Mem.SetLimit(cfg.MaxMemory)
 	p.rng = newGuestRandom(cfg.Seed)
 	p.cwd, _ = filepath.Abs(cfg.Dir)
 	if cfg.Root != "" {

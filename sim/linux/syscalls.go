@@ -119,8 +119,15 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		return
 	}
 	p.confined = false
+	p.Mem.TakeLimitHit()
 	r := e.fn(p, args)
-	if int64(r) < 0 && int64(r) >= -4095 {
+	if p.Mem.TakeLimitHit() && !p.Exited() {
+		// A copy into guest memory needed a page past --max-memory: the
+		// process ends as Linux's out-of-memory killer would end it.
+		p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultOutOfMemory,
+			Err: fmt.Errorf("%s needed a new page past the guest memory limit of %s", name, cpu.FormatSize(p.Mem.Limit()))})
+	}
+	if int64(r) < 0 && int64(r) >= -4095 && !p.Exited() {
 		p.tellDenial(e.Name, args, r)
 	}
 	if p.Exited() {

@@ -26,6 +26,9 @@ type Binary struct {
 	lines []lineRow
 	// HasLines is true when the file has DWARF line information.
 	HasLines bool
+	// Warnings are one line each about a corrupt section whose feature
+	// was left out (symbols, source lines): the rest of the file serves.
+	Warnings []string
 	code     []codeRange
 	// Shared are the shared objects of a dynamically linked program
 	// (each with its own Bias): Symbolize names a pc the program's own
@@ -77,11 +80,14 @@ func NewBinary(path string, data []byte, bias uint64) (b *Binary, err error) {
 		return nil, fmt.Errorf("%s: malformed ELF file: %v", path, err)
 	}
 	b = &Binary{Path: path, ELF: f, Bias: bias, Arch: cpu.ArchForMachine(f.Machine)}
-	if err := b.readFuncs(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	// A corrupt symbol table or DWARF costs its feature, not the file.
+	if err := guard(b.readFuncs); err != nil {
+		b.Funcs = nil
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%s: .symtab: %v; samples are not attributed to functions", path, err))
 	}
-	if err := b.readLines(); err != nil {
-		return nil, fmt.Errorf("%s: DWARF line table: %w", path, err)
+	if err := guard(b.readLines); err != nil {
+		b.lines, b.HasLines = nil, false
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%s: %s: %v; samples have no source lines", path, dwarfSection(err), err))
 	}
 	for _, s := range f.Sections {
 		if s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR != 0 && s.Flags&elf.SHF_ALLOC != 0 {
@@ -93,6 +99,27 @@ func NewBinary(path string, data []byte, bias uint64) (b *Binary, err error) {
 		}
 	}
 	return b, nil
+}
+
+// guard runs fn, turning a panic (debug/elf and debug/dwarf have had them
+// on hostile input) into an error.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// dwarfSection names the section a DWARF error is about (debug/dwarf
+// names it without the ".debug_" prefix), else the line table's.
+func dwarfSection(err error) string {
+	var de dwarf.DecodeError
+	if errors.As(err, &de) && de.Name != "" {
+		return ".debug_" + de.Name
+	}
+	return ".debug_line"
 }
 
 // readFuncs collects the function symbols: STT_FUNC, and untyped labels in
