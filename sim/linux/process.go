@@ -60,20 +60,24 @@ type Process struct {
 	// Sysroot is the sysroot in effect ("" = none).
 	Sysroot string
 
-	table    map[uint64]*Syscall
-	noted    map[uint64]bool
-	rng      *guestRandom
-	exe      string // what /proc/self/exe points to
-	brkStart uint64
-	brk      uint64
-	mmapNext uint64
-	stackTop uint64
-	sigTramp uint64
-	auxv     [][2]uint64
-	tidAddr  uint64
-	sigmask  uint64
-	sigact   [65][4]uint64 // handler, flags, restorer, mask as the guest gave them
-	clockOff uint64        // virtual nanoseconds added by sleeps
+	table     map[uint64]*Syscall
+	noted     map[uint64]bool
+	rng       *guestRandom
+	exe       string // what /proc/self/exe points to
+	brkStart  uint64
+	brk       uint64
+	mmapNext  uint64
+	stackTop  uint64
+	sigTramp  uint64
+	auxv      [][2]uint64
+	tidAddr   uint64
+	sigact    [65]sigAction // the process's signal actions (signal.go)
+	sig       *sigThread    // the running thread's mask, pending signals and alternate stack
+	noResult  bool          // the syscall set every register itself (rt_sigreturn)
+	selfAlias uint64        // another id naming the process (AdoptSelfID)
+	// delivered counts the signals whose handlers were entered.
+	delivered uint64
+	clockOff  uint64 // virtual nanoseconds added by sleeps
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
@@ -126,6 +130,7 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	}
 	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
+	p.sig = &sigThread{}
 	p.MaxInsns = cfg.MaxInsns
 	p.rng = newGuestRandom(cfg.Seed)
 	p.cwd, _ = filepath.Abs(cfg.Dir)
