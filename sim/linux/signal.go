@@ -719,3 +719,6 @@ func sysRtTgsigqueueinfo(p *Process, a [6]uint64) uint64 {
 	}
 	return p.sendSignal(in)
 }
+
+// SigTramp is the address of the signal-trampoline page (0: none).
+func (p *Process) SigTramp() uint64 { return p.sigTramp }
