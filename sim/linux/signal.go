@@ -469,7 +469,6 @@ func (w *frameWriter) store(addr uint64, size int, v uint64) {
 	}
 }
 
-func (w *frameWriter) u16(addr uint64, v uint16) { w.store(addr, 2, uint64(v)) }
 func (w *frameWriter) u32(addr uint64, v uint32) { w.store(addr, 4, uint64(v)) }
 func (w *frameWriter) u64(addr uint64, v uint64) { w.store(addr, 8, v) }
 
