@@ -108,3 +108,31 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// The signal programs: C sources in signals/src linked statically against
+// Debian 12's cross glibc into signals/bin/CONFIG/NAME. Rebuild with
+// `make -C programs/signals`. Their oracle is qemu-user (sim/linux's
+// TestQemuSignalPrograms).
+
+// SignalConfigs lists the configurations of the signal programs.
+var SignalConfigs = []Config{
+	{Name: "aarch64-sig-O2", Arch: "arm64", Opt: "-O2 -static", Glibc: true},
+	{Name: "s390x-sig-O2", Arch: "s390x", Opt: "-O2 -static", Glibc: true},
+}
+
+// SignalBinaries returns every signal program built for arch ("" = all).
+func SignalBinaries(arch string) []Binary {
+	dir := filepath.Join(Dir(), "signals")
+	files, _ := filepath.Glob(filepath.Join(dir, "src", "*.c"))
+	var out []Binary
+	for _, c := range SignalConfigs {
+		if arch != "" && c.Arch != arch {
+			continue
+		}
+		for _, f := range files {
+			n := strings.TrimSuffix(filepath.Base(f), ".c")
+			out = append(out, Binary{Config: c, Name: n, Path: filepath.Join(dir, "bin", c.Name, n)})
+		}
+	}
+	return out
+}

@@ -86,12 +86,33 @@ func (c *Core) State(s *cpu.State) {
 	s.GPR[31] = c.x[rSP]
 	s.Flags = uint64(c.nzcv)
 	s.FPSR = uint64(c.fpsr)
+	s.FPCR = uint64(c.fpcr)
 	if len(s.Vec) != 32 {
 		s.Vec = make([][2]uint64, 32)
 	}
 	for i := range c.v {
 		s.Vec[i] = [2]uint64{c.v[i][1], c.v[i][0]}
 	}
+}
+
+// SetState sets the registers State holds and clears the exclusive
+// monitor, as an exception return does (Arm ARM D1.2, ClearExclusiveLocal
+// on ERET).
+func (c *Core) SetState(s *cpu.State) {
+	c.pc = s.PC
+	for i := 0; i < 31 && i < len(s.GPR); i++ {
+		c.x[i] = s.GPR[i]
+	}
+	if len(s.GPR) > 31 {
+		c.x[rSP] = s.GPR[31]
+	}
+	c.nzcv = uint32(s.Flags & 15)
+	// Only the FPCR and FPSR bits simrun implements (writeSysReg).
+	c.fpsr, c.fpcr = uint32(s.FPSR)&fpsrMask, uint32(s.FPCR)&fpcrDN
+	for i := 0; i < 32 && i < len(s.Vec); i++ {
+		c.v[i] = [2]uint64{s.Vec[i][1], s.Vec[i][0]}
+	}
+	c.exclValid = false
 }
 
 // SetGPR writes State.GPR[i] (x0-x30, 31 = sp), for the differential

@@ -155,6 +155,19 @@ type State struct {
 	Flags uint64      // NZCV (N=8 Z=4 C=2 V=1) or the condition code
 	Vec   [][2]uint64 // [i][0] = bits 127:64, [i][1] = bits 63:0
 	FPSR  uint64      // arm64 FPSR (the s390x FPC is not in qemu's log)
+	// FPCR is the arm64 FPCR or the s390x FPC; AR are the s390x access
+	// registers. Neither is in qemu's log: the kernel saves and restores
+	// them in signal frames.
+	FPCR uint64
+	AR   [16]uint32
+}
+
+// StateWriter is implemented by cores whose whole user state can be set
+// from a State (the kernel's signal delivery and rt_sigreturn). SetState
+// also forgets what the core held across instructions (an exclusive
+// monitor, a pending execute), as an exception return does.
+type StateWriter interface {
+	SetState(s *State)
 }
 
 // Clone returns a deep copy of s.

@@ -70,6 +70,9 @@ type Fault struct {
 	Addr   uint64 // data address for memory faults
 	Sig    int    // for FaultSignal: the signal number; for other kinds, if set, the signal instead of the kind's usual one
 	Err    error  // detail
+	// Retired is set when the instruction at PC retired and the run
+	// ended after it (a syscall that raised a fatal signal).
+	Retired bool
 }
 
 func (f *Fault) Error() string {
@@ -141,3 +144,8 @@ func MemFaultKind(mf MemFault) FaultKind {
 	}
 	return FaultPermission
 }
+
+// Fetching reports whether the fault is of fetching an instruction from
+// memory that cannot be executed, before any instruction began: qemu's
+// traces show no instruction for it (they do for a misaligned pc).
+func (f *Fault) Fetching() bool { return f.Kind == FaultFetch }

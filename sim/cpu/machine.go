@@ -20,6 +20,13 @@ type Kernel interface {
 	Syscall(m *Machine)
 }
 
+// FaultTaker is implemented by kernels that turn an instruction's fault
+// into a signal for the guest (a handler runs) instead of ending the run.
+// TakeFault reports whether it did; if not, the run ends with the fault.
+type FaultTaker interface {
+	TakeFault(m *Machine, f *Fault) bool
+}
+
 // Machine is one simulated CPU core with its memory: what runs a program.
 // The kernel (Machine.Kernel) lays the program out and answers its
 // syscalls.
@@ -33,6 +40,10 @@ type Machine struct {
 	MaxInsns uint64 // stop with FaultInsnLimit after this many (0: no limit)
 	Insns    uint64 // retired instructions
 	Syscalls uint64 // syscalls executed
+	// TakenFaults counts instructions whose fault the kernel turned into
+	// a signal the guest handles (they did not retire; faults of fetching
+	// one are not counted).
+	TakenFaults uint64
 
 	// Per-instruction observer (tracing); nil costs nothing.
 	Observer func(m *Machine) error
@@ -104,13 +115,23 @@ func (m *Machine) Run() (*Exit, error) {
 }
 
 // RunFor executes at most n more instructions (for tests and tracers).
+// An instruction whose fault became a handled signal counts as one, as
+// in qemu's traces.
 func (m *Machine) RunFor(n uint64) (*Exit, error) {
-	stop := m.Insns + n
-	for !m.exited && m.Insns < stop {
+	stop := m.Insns + m.TakenFaults + n
+	for !m.exited && m.Insns+m.TakenFaults < stop {
 		if m.stopReq.Load() {
 			return nil, ErrStopped
 		}
-		if err := m.stepBudget(stop - m.Insns); err != nil {
+		if err := m.stepBudget(stop - m.Insns - m.TakenFaults); err != nil {
+			return nil, err
+		}
+	}
+	// A pc that cannot be fetched from faults before any instruction
+	// starts: take that fault now, so that the state is the handler's
+	// when the kernel turns it into a signal.
+	if !m.exited && !m.fetchable(m.Core.PC()) {
+		if err := m.stepBudget(1); err != nil {
 			return nil, err
 		}
 	}
@@ -118,6 +139,12 @@ func (m *Machine) RunFor(n uint64) (*Exit, error) {
 		return nil, nil
 	}
 	return &Exit{Status: m.status, Fault: m.fault}, nil
+}
+
+// fetchable reports whether pc is in executable memory.
+func (m *Machine) fetchable(pc uint64) bool {
+	_, ok := m.Mem.FetchPage(pc)
+	return ok
 }
 
 func (m *Machine) step() error {
@@ -175,7 +202,13 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 		m.Syscalls++
 		m.Kernel.Syscall(m)
 	case StopFault:
-		m.EndFault(stop.Fault)
+		if ft, ok := m.Kernel.(FaultTaker); ok && ft.TakeFault(m, stop.Fault) {
+			if !stop.Fault.Fetching() {
+				m.TakenFaults++
+			}
+		} else {
+			m.EndFault(stop.Fault)
+		}
 	}
 	return nil
 }

@@ -122,13 +122,16 @@ func Run(ctx context.Context, prog string, opt Options) (*Result, error) {
 		problems = append(problems, msg)
 	}
 	// A guest killed by a signal: qemu logged the faulting instruction too,
-	// but it did not retire.
+	// but it did not retire (a syscall that raised the signal did).
 	retired := res.Insns
-	if res.Signal != 0 && retired > 0 {
+	if res.Signal != 0 && retired > 0 && (exit.Fault == nil || !exit.Fault.Retired) {
 		retired--
 	}
-	if m.Insns != retired {
-		problems = append(problems, fmt.Sprintf("retired instructions: qemu %d, simrun %d", retired, m.Insns))
+	// qemu's count includes each instruction whose fault raised a
+	// signal the guest handled (it ran, then the handler did): so does
+	// simrun's here.
+	if m.Insns+m.TakenFaults != retired {
+		problems = append(problems, fmt.Sprintf("retired instructions: qemu %d, simrun %d (and %d faulting)", retired, m.Insns, m.TakenFaults))
 	}
 	r.Insns = retired
 	if exit.Fault != nil {
@@ -158,7 +161,8 @@ type differ struct {
 	prevPC    uint64
 	prevText  string
 	exit      *cpu.Exit
-	adopt     bool // the last instruction was a host-dependent syscall
+	adopt     bool   // the last instruction was a host-dependent syscall
+	adoptName string // which one
 	adopted   int
 	random    [][2]uint64 // guest ranges getrandom filled (address, length)
 }
@@ -181,7 +185,11 @@ func (d *differ) step(r *oracle.Record) error {
 	if d.adopt {
 		d.adopt = false
 		d.adopted++
-		m.Core.SetSyscallResult(r.R[m.Arch.SyscallResult])
+		v := r.R[m.Arch.SyscallResult]
+		m.Core.SetSyscallResult(v)
+		if p := linux.Of(m); p != nil && d.adoptName != "getppid" {
+			p.AdoptSelfID(v) // the program now names itself by qemu's id
+		}
 	}
 	m.Core.State(&d.st)
 	if d.n == 0 {
@@ -240,7 +248,7 @@ func (d *differ) step(r *oracle.Record) error {
 	if m.Syscalls > calls {
 		for _, name := range hostDependent {
 			if n, ok := m.Arch.Syscalls[name]; ok && n == nr {
-				d.adopt = true
+				d.adopt, d.adoptName = true, name
 			}
 		}
 	}

@@ -366,8 +366,8 @@ func (p *Process) procStat() []byte {
 }
 
 func (p *Process) procStatus() []byte {
-	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
-		p.comm(), p.umask, guestPID, guestPID, p.sigmask))
+	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
+		p.comm(), p.umask, guestPID, guestPID, p.sig.pendingSet(), p.sig.mask))
 }
 
 func (p *Process) cpuinfo() []byte {

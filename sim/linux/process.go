@@ -71,19 +71,23 @@ type Process struct {
 	told  map[string]bool // denials reported (see tellDenial)
 	// confined is set when a lookup under --root met a ".." at the root
 	// or an absolute symbolic link: a failure of that call is told.
-	confined bool
-	rng      *guestRandom
-	exe      string // what /proc/self/exe points to
-	brkStart uint64
-	brk      uint64
-	mmapNext uint64
-	stackTop uint64
-	sigTramp uint64
-	auxv     [][2]uint64
-	tidAddr  uint64
-	sigmask  uint64
-	sigact   [65][4]uint64 // handler, flags, restorer, mask as the guest gave them
-	clockOff uint64        // virtual nanoseconds added by sleeps
+	confined  bool
+	rng       *guestRandom
+	exe       string // what /proc/self/exe points to
+	brkStart  uint64
+	brk       uint64
+	mmapNext  uint64
+	stackTop  uint64
+	sigTramp  uint64
+	auxv      [][2]uint64
+	tidAddr   uint64
+	sigact    [65]sigAction // the process's signal actions (signal.go)
+	sig       *sigThread    // the running thread's mask, pending signals and alternate stack
+	noResult  bool          // the syscall set every register itself (rt_sigreturn)
+	selfAlias uint64        // another id naming the process (AdoptSelfID)
+	// delivered counts the signals whose handlers were entered.
+	delivered uint64
+	clockOff  uint64 // virtual nanoseconds added by sleeps
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
@@ -140,6 +144,7 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	}
 	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
+	p.sig = &sigThread{}
 	p.MaxInsns = cfg.MaxInsns
 	p.Mem.SetLimit(cfg.MaxMemory)
 	p.rng = newGuestRandom(cfg.Seed)

@@ -119,6 +119,7 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		return
 	}
 	p.confined = false
+	p.noResult = false
 	p.Mem.TakeLimitHit()
 	r := e.fn(p, args)
 	if p.Mem.TakeLimitHit() && !p.Exited() {
@@ -136,10 +137,21 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		}
 		return
 	}
-	if call != "" {
-		fmt.Fprintf(p.Cfg.Strace, "%s %s\n", call, formatResult(name, r))
+	if p.noResult {
+		if call != "" {
+			fmt.Fprintf(p.Cfg.Strace, "%s = ?\n", call)
+		}
+	} else {
+		if call != "" {
+			fmt.Fprintf(p.Cfg.Strace, "%s %s\n", call, formatResult(name, r))
+		}
+		p.Core.SetSyscallResult(r)
 	}
-	p.Core.SetSyscallResult(r)
+	// Signals the call raised or unblocked are delivered on its way
+	// back, as Linux does on return to user space.
+	if len(p.sig.pending) != 0 {
+		p.deliverSignals()
+	}
 }
 
 // toldDenials are the documented denials that change what a program
@@ -274,43 +286,48 @@ var sysDefs = map[string]sysDef{
 	"mremap":   {Partial, "grows in place or moves (MREMAP_MAYMOVE); MREMAP_FIXED and MREMAP_DONTUNMAP give EINVAL", sysMremap},
 	"msync":    {Full, "", sysMsync},
 
-	"exit":            {Full, "single-threaded: ends the process", sysExit},
-	"exit_group":      {Full, "", sysExit},
-	"uname":           {Full, "fixed: Linux 6.1.0, nodename simrun", sysUname},
-	"clock_gettime":   {Full, "virtual clock derived from retired instructions; REALTIME starts 2026-01-01", sysClockGettime},
-	"clock_getres":    {Full, "1 ns", sysClockGetres},
-	"gettimeofday":    {Full, "virtual clock", sysGettimeofday},
-	"nanosleep":       {Full, "advances the virtual clock", sysNanosleep},
-	"clock_nanosleep": {Full, "advances the virtual clock", sysClockNanosleep},
-	"getrandom":       {Full, "deterministic bytes from --seed, continuing the AT_RANDOM stream (qemu-user passes getrandom to the host)", sysGetrandom},
-	"set_tid_address": {Full, "", sysSetTidAddress},
-	"set_robust_list": {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; single-threaded programs do not notice)", sysENOSYS},
-	"getpid":          {Full, "fixed pid 1000", sysGetpid},
-	"gettid":          {Full, "fixed tid 1000", sysGetpid},
-	"getppid":         {Full, "fixed ppid 1", sysOne},
-	"getuid":          {Full, "uid 0", sysUID},
-	"geteuid":         {Full, "uid 0", sysUID},
-	"getgid":          {Full, "gid 0", sysUID},
-	"getegid":         {Full, "gid 0", sysUID},
-	"getpgid":         {Full, "the process is its own group: pgid 1000", sysGetpgid},
-	"getpgrp":         {Full, "pgid 1000", sysGetpid},
-	"getsid":          {Full, "session 1000", sysGetpgid},
-	"setpgid":         {Partial, "to itself only", sysSetpgid},
-	"getgroups":       {Full, "no supplementary groups", sysZero},
-	"rt_sigaction":    {Partial, "recorded and reported back; signals are never delivered", sysRtSigaction},
-	"rt_sigprocmask":  {Partial, "the mask is recorded; signals are never delivered", sysRtSigprocmask},
-	"sigaltstack":     {Partial, "accepted; signals are never delivered", sysZero},
-	"prlimit64":       {Partial, "reads only: STACK 8 MiB, NOFILE 1024/4096, others unlimited", sysPrlimit64},
-	"getrlimit":       {Partial, "as prlimit64", sysGetrlimit},
-	"sched_yield":     {Full, "", sysZero},
-	"futex":           {Partial, "single-threaded: WAKE returns 0, WAIT returns EAGAIN if the value differs, else fails the run", sysFutex},
-	"tgkill":          {Partial, "to itself: ends the run with the signal's status (no handlers run)", sysTgkill},
-	"tkill":           {Partial, "to itself: as tgkill", sysTkill},
-	"kill":            {Partial, "to itself: as tgkill", sysKill},
-	"rseq":            {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
-	"clone":           {Denied, "single process: ENOSYS", sysENOSYS},
-	"clone3":          {Denied, "single process: ENOSYS", sysENOSYS},
-	"execve":          {Denied, "single process: ENOSYS", sysENOSYS},
+	"exit":              {Full, "single-threaded: ends the process", sysExit},
+	"exit_group":        {Full, "", sysExit},
+	"uname":             {Full, "fixed: Linux 6.1.0, nodename simrun", sysUname},
+	"clock_gettime":     {Full, "virtual clock derived from retired instructions; REALTIME starts 2026-01-01", sysClockGettime},
+	"clock_getres":      {Full, "1 ns", sysClockGetres},
+	"gettimeofday":      {Full, "virtual clock", sysGettimeofday},
+	"nanosleep":         {Full, "advances the virtual clock", sysNanosleep},
+	"clock_nanosleep":   {Full, "advances the virtual clock", sysClockNanosleep},
+	"getrandom":         {Full, "deterministic bytes from --seed, continuing the AT_RANDOM stream (qemu-user passes getrandom to the host)", sysGetrandom},
+	"set_tid_address":   {Full, "", sysSetTidAddress},
+	"set_robust_list":   {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; single-threaded programs do not notice)", sysENOSYS},
+	"getpid":            {Full, "fixed pid 1000", sysGetpid},
+	"gettid":            {Full, "fixed tid 1000", sysGetpid},
+	"getppid":           {Full, "fixed ppid 1", sysOne},
+	"getuid":            {Full, "uid 0", sysUID},
+	"geteuid":           {Full, "uid 0", sysUID},
+	"getgid":            {Full, "gid 0", sysUID},
+	"getegid":           {Full, "gid 0", sysUID},
+	"getpgid":           {Full, "the process is its own group: pgid 1000", sysGetpgid},
+	"getpgrp":           {Full, "pgid 1000", sysGetpid},
+	"getsid":            {Full, "session 1000", sysGetpgid},
+	"setpgid":           {Partial, "to itself only", sysSetpgid},
+	"getgroups":         {Full, "no supplementary groups", sysZero},
+	"rt_sigaction":      {Full, "handlers run with qemu-user 7.2's frames; SA_SIGINFO, SA_ONSTACK, SA_NODEFER, SA_RESETHAND, SA_RESTORER (SA_RESTART is kept: no call blocks in a way a signal could interrupt)", sysRtSigaction},
+	"rt_sigprocmask":    {Full, "", sysRtSigprocmask},
+	"rt_sigpending":     {Full, "", sysRtSigpending},
+	"sigaltstack":       {Full, "", sysSigaltstack},
+	"rt_sigreturn":      {Full, "a bad frame raises SIGSEGV, as on Linux", sysRtSigreturn},
+	"sigreturn":         {Full, "s390x: returns from a handler without SA_SIGINFO", sysSigreturn},
+	"rt_sigqueueinfo":   {Partial, "to itself", sysRtSigqueueinfo},
+	"rt_tgsigqueueinfo": {Partial, "to itself", sysRtTgsigqueueinfo},
+	"prlimit64":         {Partial, "reads only: STACK 8 MiB, NOFILE 1024/4096, others unlimited", sysPrlimit64},
+	"getrlimit":         {Partial, "as prlimit64", sysGetrlimit},
+	"sched_yield":       {Full, "", sysZero},
+	"futex":             {Partial, "single-threaded: WAKE returns 0, WAIT returns EAGAIN if the value differs, else fails the run", sysFutex},
+	"tgkill":            {Partial, "to itself", sysTgkill},
+	"tkill":             {Partial, "to itself", sysTkill},
+	"kill":              {Partial, "to itself (pid 1000, 0 or its group -1000)", sysKill},
+	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
+	"clone":             {Denied, "single process: ENOSYS", sysENOSYS},
+	"clone3":            {Denied, "single process: ENOSYS", sysENOSYS},
+	"execve":            {Denied, "single process: ENOSYS", sysENOSYS},
 
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).
@@ -492,60 +509,6 @@ func sysSetTidAddress(p *Process, a [6]uint64) uint64 {
 	return guestPID
 }
 
-func sysRtSigaction(p *Process, a [6]uint64) uint64 {
-	sig, act, old := a[0], a[1], a[2]
-	if sig < 1 || sig > 64 || sig == cpu.SIGKILL || sig == 19 /* SIGSTOP */ {
-		if act != 0 || sig < 1 || sig > 64 {
-			return errno(EINVAL)
-		}
-	}
-	o := p.order()
-	if old != 0 {
-		var b []byte
-		for _, v := range p.sigact[sig] {
-			b = appendU64(o, b, v)
-		}
-		if !p.writeGuest(old, b) {
-			return errno(EFAULT)
-		}
-	}
-	if act != 0 {
-		b, ok := p.readGuest(act, 32)
-		if !ok {
-			return errno(EFAULT)
-		}
-		for i := range p.sigact[sig] {
-			p.sigact[sig][i] = o.Uint64(b[8*i:])
-		}
-	}
-	return 0
-}
-
-func sysRtSigprocmask(p *Process, a [6]uint64) uint64 {
-	how, set, old := a[0], a[1], a[2]
-	if old != 0 && !p.writeGuest(old, appendU64(p.order(), nil, p.sigmask)) {
-		return errno(EFAULT)
-	}
-	if set != 0 {
-		b, ok := p.readGuest(set, 8)
-		if !ok {
-			return errno(EFAULT)
-		}
-		v := p.order().Uint64(b)
-		switch how {
-		case 0: // SIG_BLOCK
-			p.sigmask |= v
-		case 1: // SIG_UNBLOCK
-			p.sigmask &^= v
-		case 2: // SIG_SETMASK
-			p.sigmask = v
-		default:
-			return errno(EINVAL)
-		}
-	}
-	return 0
-}
-
 func sysPrlimit64(p *Process, a [6]uint64) uint64 {
 	if a[0] != 0 && a[0] != guestPID {
 		return errno(ESRCH)
@@ -588,52 +551,6 @@ func sysFutex(p *Process, a [6]uint64) uint64 {
 		return 0
 	}
 	return errno(ENOSYS)
-}
-
-// signalSelf applies the default action of sig to the process.
-func (p *Process) signalSelf(sig uint64) uint64 {
-	if sig == 0 {
-		return 0
-	}
-	if sig > 64 {
-		return errno(EINVAL)
-	}
-	const sigIgn = 1
-	if h := p.sigact[sig][0]; h == sigIgn {
-		return 0
-	}
-	switch sig {
-	case 17, 23, 28: // SIGCHLD, SIGURG, SIGWINCH: default is to ignore
-		return 0
-	}
-	note := "default action"
-	if p.sigact[sig][0] != 0 {
-		note = "a handler is installed but simrun does not deliver signals"
-	}
-	p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSignal, Sig: int(sig),
-		Err: fmt.Errorf("the program sent itself signal %d (%s; %s)", sig, signalName(int(sig)), note)})
-	return 0
-}
-
-func sysTgkill(p *Process, a [6]uint64) uint64 {
-	if a[1] != guestPID {
-		return errno(ESRCH)
-	}
-	return p.signalSelf(a[2])
-}
-
-func sysTkill(p *Process, a [6]uint64) uint64 {
-	if a[0] != guestPID {
-		return errno(ESRCH)
-	}
-	return p.signalSelf(a[1])
-}
-
-func sysKill(p *Process, a [6]uint64) uint64 {
-	if a[0] != guestPID && a[0] != 0 {
-		return errno(ESRCH)
-	}
-	return p.signalSelf(a[1])
 }
 
 func signalName(sig int) string {

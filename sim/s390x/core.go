@@ -105,6 +105,19 @@ func (c *Core) State(s *cpu.State) {
 		s.Vec = make([][2]uint64, 32)
 	}
 	copy(s.Vec, c.v[:])
+	s.FPCR = uint64(c.fpc)
+	s.AR = c.ar
+}
+
+// SetState sets the registers State holds (the condition code from
+// State.Flags) and drops a pending execute target.
+func (c *Core) SetState(s *cpu.State) {
+	c.pc, c.exPending = s.PC, false
+	copy(c.r[:16], s.GPR)
+	c.cc = uint8(s.Flags & 3)
+	copy(c.v[:], s.Vec)
+	c.fpc = uint32(s.FPCR)
+	c.ar = s.AR
 }
 
 // dwarfFPR maps DWARF numbers 16-31 to floating-point registers.

@@ -1,0 +1,44 @@
+package linux_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/programs"
+	"simrun/sim/difftest"
+	"simrun/sim/oracle"
+)
+
+// signalLockstep covers each signal program's whole run: every handler
+// entry and every return through rt_sigreturn is compared register by
+// register with qemu.
+const signalLockstep = 500000
+
+// TestQemuSignalPrograms runs each bundled signal program
+// (programs/signals) under qemu-user and under simrun: same stdout (which
+// dumps the signal frames byte for byte), exit status and retired
+// instructions, and the same registers, SIMD&FP included, before every
+// instruction.
+func TestQemuSignalPrograms(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		oracle.Require(t, arch)
+	}
+	bins := programs.SignalBinaries("")
+	require.NotEmpty(t, bins)
+	for _, b := range bins {
+		b := b
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+			t.Parallel()
+			res, err := difftest.Run(context.Background(), b.Path, difftest.Options{
+				Lockstep: signalLockstep, FP: true, CPU: b.Config.QemuCPU()})
+			require.NoError(t, err)
+			t.Logf("%d instructions, %d compared in lockstep, status %d, %s", res.Insns, res.Compared, res.Status, res.Fault)
+			// The whole run in lockstep (and the instruction that
+			// faulted fatally, which qemu logs, if any).
+			require.GreaterOrEqual(t, res.Compared, res.Insns)
+			require.NotEmpty(t, res.Stdout)
+		})
+	}
+}
