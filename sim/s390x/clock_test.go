@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 )
 
 // TestTODEpochs derives the clock's epochs from the calendar: the TOD
@@ -93,7 +94,7 @@ func TestStoreClockTiming(t *testing.T) {
 	// lghi %r1,1000; 0: ahi %r3,1; brct %r1,0b; stck 0(%r2)
 	code := mustHex("a71903e8", "a73a0001", "a716fffe", "b2052000", "0af8")
 	run := func(n uint64) (*cpu.Machine, *Core) {
-		m, err := cpu.New("unit", prog(code, make([]byte, 4096)), cpu.Config{})
+		m, err := linux.New("unit", prog(code, make([]byte, 4096)), linux.Config{})
 		require.NoError(t, err)
 		require.NoError(t, m.EnableTiming(p))
 		c := m.Core.(*Core)

@@ -13,6 +13,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/difftest"
+	"simrun/sim/linux"
 	"simrun/sim/oracle"
 )
 
@@ -375,7 +376,7 @@ func TestLongFaults(t *testing.T) {
 		{"clclu odd length", rsyEnc(0x8f, 2, 4, 0, 0), map[int]uint64{3: 1}, cpu.SIGILL},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := cpu.New("unit", prog(mustHex(tt.code, "0af8"), make([]byte, 4096)), cpu.Config{})
+			m, err := linux.New("unit", prog(mustHex(tt.code, "0af8"), make([]byte, 4096)), linux.Config{})
 			require.NoError(t, err)
 			c := m.Core.(*Core)
 			for r, v := range tt.set {
