@@ -142,10 +142,10 @@ func TestF128Conversions(t *testing.T) {
 		{maxFinite, NearestEven, f64(math.Inf(1)), Overflow | Inexact},
 		{maxFinite, TowardZero, f64(math.MaxFloat64), Overflow | Inexact},
 		{maxFinite, ToOdd, f64(math.MaxFloat64), Overflow | Inexact},
-		{q(false, -1075, 0, 0), NearestEven, 0, Underflow | Inexact},     // half the least subnormal: ties to 0
-		{q(false, -1075, 1, 0), NearestEven, 1, Underflow | Inexact},     // just above half
-		{q(false, -1075, 0, 0), TowardPositive, 1, Underflow | Inexact},  // up to the least subnormal
-		{q(false, -1074, 0, 0), NearestEven, 1, 0},                       // exact subnormal
+		{q(false, -1075, 0, 0), NearestEven, 0, Underflow | Inexact},    // half the least subnormal: ties to 0
+		{q(false, -1075, 1, 0), NearestEven, 1, Underflow | Inexact},    // just above half
+		{q(false, -1075, 0, 0), TowardPositive, 1, Underflow | Inexact}, // up to the least subnormal
+		{q(false, -1074, 0, 0), NearestEven, 1, 0},                      // exact subnormal
 		{F128{0x7fff800000000000, 1 << 60}, NearestEven, 0x7ff8000000000001, 0},
 		{F128{0x7fff000000000000, 1 << 60}, NearestEven, 0x7ff8000000000001, Invalid},
 		{F128{0x7fff000000000000, 1}, NearestEven, 0x7ff8000000000000, Invalid}, // payload below the double's bits
