@@ -1,128 +1,307 @@
 package profile
 
 import (
+	"compress/gzip"
 	"debug/elf"
 	"fmt"
 	"io"
 	"path/filepath"
-
-	"github.com/google/pprof/profile"
 )
+
+// The pprof output is a gzipped profile.proto message (the format of
+// github.com/google/pprof's proto/profile.proto), encoded here rather
+// than through pprof's Go package: that package compiles a dozen
+// regular expressions at start-up, which every simrun command paid for
+// in memory (docs/promises.md: peak RSS). The tests read the output
+// with pprof's own parser.
 
 // Sample types of the pprof profile, in order.  "samples" is the default
 // (what go tool pprof -top shows without -sample_index).
-var pprofSampleTypes = []*profile.ValueType{
-	{Type: "samples", Unit: "count"},
-	{Type: "total_latency", Unit: "cycles"},
-	{Type: "issue_latency", Unit: "cycles"},
-	{Type: "translation_latency", Unit: "cycles"},
+var pprofSampleTypes = [][2]string{
+	{"samples", "count"},
+	{"total_latency", "cycles"},
+	{"issue_latency", "cycles"},
+	{"translation_latency", "cycles"},
 }
 
-// Pprof builds a profile.proto profile of the recording: one sample per
-// SPE record with its count and latencies, string labels for the
+// WritePprof writes the recording as a gzipped profile.proto: one sample
+// per SPE record with its count and latencies, string labels for the
 // operation ("op": load, store, branch, other; "op_type": perf's words),
 // the data source ("data_source") and each event ("event", one value per
-// event bit), and numeric labels for the data address ("va", "pa").
-// Locations carry the function from the ELF symbol table and the line
-// from DWARF .debug_line (the file being the line's own file).
-func Pprof(r *Recording, bin *Binary) (*profile.Profile, error) {
-	s := &r.Summary
-	p := &profile.Profile{
-		SampleType:        pprofSampleTypes,
-		DefaultSampleType: "samples",
-		PeriodType:        &profile.ValueType{Type: "operations", Unit: "count"},
-		Period:            int64(s.SPE.Period),
-		DurationNanos:     int64(s.Nanos),
-		Comments: []string{
-			fmt.Sprintf("simrun record -e %s -c %d %s", s.SPE.Event, s.SPE.Period, s.Program),
-			fmt.Sprintf("cpu model %s; %d instructions, %d cycles", s.CPU.Model, s.Instructions, s.Cycles),
-		},
+// event bit), and numeric labels for the data address ("va", "pa") and
+// the time. Locations carry the function from the ELF symbol table and
+// the line from DWARF .debug_line (the file being the line's own file).
+func WritePprof(w io.Writer, r *Recording, bin *Binary) error {
+	zw := gzip.NewWriter(w)
+	if _, err := zw.Write(pprofMessage(r, bin)); err != nil {
+		return fmt.Errorf("pprof profile: %w", err)
 	}
-	var maps []*profile.Mapping
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("pprof profile: %w", err)
+	}
+	return nil
+}
+
+// Field numbers of profile.proto's messages.
+const (
+	// Profile
+	fProfileSampleType  = 1
+	fProfileSample      = 2
+	fProfileMapping     = 3
+	fProfileLocation    = 4
+	fProfileFunction    = 5
+	fProfileStringTable = 6
+	fProfileDuration    = 10
+	fProfilePeriodType  = 11
+	fProfilePeriod      = 12
+	fProfileComment     = 13
+	fProfileDefaultType = 14
+	// ValueType
+	fValueTypeType = 1
+	fValueTypeUnit = 2
+	// Sample
+	fSampleLocationID = 1
+	fSampleValue      = 2
+	fSampleLabel      = 3
+	// Label
+	fLabelKey     = 1
+	fLabelStr     = 2
+	fLabelNum     = 3
+	fLabelNumUnit = 4
+	// Mapping
+	fMappingID           = 1
+	fMappingStart        = 2
+	fMappingLimit        = 3
+	fMappingOffset       = 4
+	fMappingFilename     = 5
+	fMappingHasFunctions = 7
+	fMappingHasFilenames = 8
+	fMappingHasLines     = 9
+	// Location
+	fLocationID        = 1
+	fLocationMappingID = 2
+	fLocationAddress   = 3
+	fLocationLine      = 4
+	// Line
+	fLineFunctionID = 1
+	fLineLine       = 2
+	// Function
+	fFunctionID         = 1
+	fFunctionName       = 2
+	fFunctionSystemName = 3
+	fFunctionFilename   = 4
+)
+
+// pbuf appends protocol-buffer fields: a key (field number << 3 | wire
+// type) then a varint (wire type 0) or a length and bytes (wire type 2).
+// Zero scalars are left out, as proto3 encoders do.
+type pbuf []byte
+
+func (b *pbuf) uvarint(v uint64) {
+	for v >= 0x80 {
+		*b = append(*b, byte(v)|0x80)
+		v >>= 7
+	}
+	*b = append(*b, byte(v))
+}
+
+func (b *pbuf) num(field int, v uint64) {
+	if v != 0 {
+		b.uvarint(uint64(field) << 3)
+		b.uvarint(v)
+	}
+}
+
+func (b *pbuf) flag(field int, v bool) {
+	if v {
+		b.num(field, 1)
+	}
+}
+
+func (b *pbuf) bytes(field int, p []byte) {
+	b.uvarint(uint64(field)<<3 | 2)
+	b.uvarint(uint64(len(p)))
+	*b = append(*b, p...)
+}
+
+// packed appends a packed repeated varint field.
+func (b *pbuf) packed(field int, vs []uint64) {
+	if len(vs) == 0 {
+		return
+	}
+	var p pbuf
+	for _, v := range vs {
+		p.uvarint(v)
+	}
+	b.bytes(field, p)
+}
+
+// strtab is the profile's string table: index 0 is "".
+type strtab struct {
+	list  []string
+	index map[string]uint64
+}
+
+func (t *strtab) id(s string) uint64 {
+	if t.index == nil {
+		t.index = map[string]uint64{"": 0}
+		t.list = []string{""}
+	}
+	if i, ok := t.index[s]; ok {
+		return i
+	}
+	i := uint64(len(t.list))
+	t.index[s] = i
+	t.list = append(t.list, s)
+	return i
+}
+
+func (t *strtab) valueType(typ, unit string) pbuf {
+	var v pbuf
+	v.num(fValueTypeType, t.id(typ))
+	v.num(fValueTypeUnit, t.id(unit))
+	return v
+}
+
+// pprofMapping is an executable segment of the program.
+type pprofMapping struct{ id, start, limit uint64 }
+
+// pprofMessage encodes the recording as an uncompressed Profile message.
+// Everything is emitted in a fixed order (samples as recorded, locations,
+// functions and strings as first met), so that equal recordings give
+// equal bytes.
+func pprofMessage(r *Recording, bin *Binary) []byte {
+	s := &r.Summary
+	var st strtab
+	var out, body pbuf
+	st.id("")
+	for _, t := range pprofSampleTypes {
+		out.bytes(fProfileSampleType, st.valueType(t[0], t[1]))
+	}
+
+	var maps []pprofMapping
 	if bin != nil {
+		file := s.Program
+		if file == "" {
+			file = filepath.Base(bin.Path)
+		}
 		for _, pr := range bin.ELF.Progs {
 			if pr.Type != elf.PT_LOAD || pr.Flags&elf.PF_X == 0 {
 				continue
 			}
-			m := &profile.Mapping{ID: uint64(len(maps) + 1), Start: pr.Vaddr + bin.Bias, Limit: pr.Vaddr + pr.Memsz + bin.Bias,
-				Offset: pr.Off, File: s.Program, HasFunctions: true,
-				HasFilenames: bin.HasLines, HasLineNumbers: bin.HasLines}
-			if m.File == "" {
-				m.File = filepath.Base(bin.Path)
-			}
+			m := pprofMapping{uint64(len(maps) + 1), pr.Vaddr + bin.Bias, pr.Vaddr + pr.Memsz + bin.Bias}
 			maps = append(maps, m)
+			var e pbuf
+			e.num(fMappingID, m.id)
+			e.num(fMappingStart, m.start)
+			e.num(fMappingLimit, m.limit)
+			e.num(fMappingOffset, pr.Off)
+			e.num(fMappingFilename, st.id(file))
+			e.flag(fMappingHasFunctions, true)
+			e.flag(fMappingHasFilenames, bin.HasLines)
+			e.flag(fMappingHasLines, bin.HasLines)
+			body.bytes(fProfileMapping, e)
 		}
 	}
-	p.Mapping = maps
-	locs := map[uint64]*profile.Location{}
+
+	locs := map[uint64]uint64{} // pc → location id
 	type fkey struct{ name, file string }
-	funcs := map[fkey]*profile.Function{}
-	location := func(fr Frame) *profile.Location {
-		if l, ok := locs[fr.PC]; ok {
-			return l
+	funcs := map[fkey]uint64{}
+	var locMsgs, funcMsgs pbuf
+	location := func(fr Frame) uint64 {
+		if id, ok := locs[fr.PC]; ok {
+			return id
 		}
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Address: fr.PC}
+		id := uint64(len(locs) + 1)
+		locs[fr.PC] = id
+		var e pbuf
+		e.num(fLocationID, id)
 		for _, m := range maps {
-			if fr.PC >= m.Start && fr.PC < m.Limit {
-				l.Mapping = m
+			if fr.PC >= m.start && fr.PC < m.limit {
+				e.num(fLocationMappingID, m.id)
 			}
 		}
+		e.num(fLocationAddress, fr.PC)
 		if fr.Func != "" {
 			k := fkey{fr.Func, fr.File}
-			f, ok := funcs[k]
+			fid, ok := funcs[k]
 			if !ok {
-				f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: fr.Func, SystemName: fr.Func, Filename: fr.File}
-				funcs[k] = f
-				p.Function = append(p.Function, f)
+				fid = uint64(len(funcs) + 1)
+				funcs[k] = fid
+				var f pbuf
+				f.num(fFunctionID, fid)
+				f.num(fFunctionName, st.id(fr.Func))
+				f.num(fFunctionSystemName, st.id(fr.Func))
+				f.num(fFunctionFilename, st.id(fr.File))
+				funcMsgs.bytes(fProfileFunction, f)
 			}
-			l.Line = []profile.Line{{Function: f, Line: int64(fr.Line)}}
+			var l pbuf
+			l.num(fLineFunctionID, fid)
+			l.num(fLineLine, uint64(fr.Line))
+			e.bytes(fLocationLine, l)
 		}
-		locs[fr.PC] = l
-		p.Location = append(p.Location, l)
-		return l
+		locMsgs.bytes(fProfileLocation, e)
+		return id
 	}
+
+	label := func(dst *pbuf, key, str string, num int64, unit string) {
+		var l pbuf
+		l.num(fLabelKey, st.id(key))
+		if str != "" {
+			l.num(fLabelStr, st.id(str))
+		} else {
+			l.num(fLabelNum, uint64(num))
+			l.num(fLabelNumUnit, st.id(unit))
+		}
+		dst.bytes(fSampleLabel, l)
+	}
+	var ids []uint64
 	for i := range r.Samples {
 		smp := &r.Samples[i]
-		ps := &profile.Sample{
-			Value: []int64{1, int64(smp.Lat[LatTotal]), int64(smp.Lat[LatIssue]), int64(smp.Lat[LatXlat])},
-			Label: map[string][]string{"op": {smp.Op.Kind}, "op_type": {smp.Op.Desc}},
-		}
+		ids = ids[:0]
 		for _, fr := range smp.Frames {
-			ps.Location = append(ps.Location, location(fr))
+			ids = append(ids, location(fr))
 		}
+		var e pbuf
+		e.packed(fSampleLocationID, ids)
+		e.packed(fSampleValue, []uint64{1, uint64(smp.Lat[LatTotal]), uint64(smp.Lat[LatIssue]), uint64(smp.Lat[LatXlat])})
+		label(&e, "op", smp.Op.Kind, 0, "")
+		label(&e, "op_type", smp.Op.Desc, 0, "")
 		if smp.HasDataSource {
-			ps.Label["data_source"] = []string{DataSourceName(smp.DataSource)}
+			label(&e, "data_source", DataSourceName(smp.DataSource), 0, "")
 		}
-		if ev := smp.EventNames(); len(ev) > 0 {
-			ps.Label["event"] = ev
+		for _, ev := range smp.EventNames() {
+			label(&e, "event", ev, 0, "")
 		}
-		num := map[string][]int64{}
 		if smp.HasVA {
-			num["va"] = []int64{int64(smp.VA)}
+			label(&e, "va", "", int64(smp.VA), "")
 		}
 		if smp.HasPA {
-			num["pa"] = []int64{int64(smp.PA)}
+			label(&e, "pa", "", int64(smp.PA), "")
 		}
 		if smp.HasTime {
-			num["time"] = []int64{int64(smp.Time)}
-			ps.NumUnit = map[string][]string{"time": {"nanoseconds"}}
+			label(&e, "time", "", int64(smp.Time), "nanoseconds")
 		}
-		if len(num) > 0 {
-			ps.NumLabel = num
-		}
-		p.Sample = append(p.Sample, ps)
+		body.bytes(fProfileSample, e)
 	}
-	if err := p.CheckValid(); err != nil {
-		return nil, fmt.Errorf("pprof profile: %w", err)
-	}
-	return p, nil
-}
+	body = append(body, locMsgs...)
+	body = append(body, funcMsgs...)
 
-// WritePprof writes the recording as a gzipped profile.proto.
-func WritePprof(w io.Writer, r *Recording, bin *Binary) error {
-	p, err := Pprof(r, bin)
-	if err != nil {
-		return err
+	comments := []uint64{
+		st.id(fmt.Sprintf("simrun record -e %s -c %d %s", s.SPE.Event, s.SPE.Period, s.Program)),
+		st.id(fmt.Sprintf("cpu model %s; %d instructions, %d cycles", s.CPU.Model, s.Instructions, s.Cycles)),
 	}
-	return p.Write(w)
+	body.num(fProfileDuration, uint64(int64(s.Nanos)))
+	body.bytes(fProfilePeriodType, st.valueType("operations", "count"))
+	body.num(fProfilePeriod, uint64(int64(s.SPE.Period)))
+	for _, c := range comments {
+		body.num(fProfileComment, c)
+	}
+	body.num(fProfileDefaultType, st.id("samples"))
+
+	out = append(out, body...)
+	for _, str := range st.list {
+		out.bytes(fProfileStringTable, []byte(str))
+	}
+	return out
 }

@@ -258,6 +258,19 @@ func TestPprofContents(t *testing.T) {
 	assert.Equal(t, "main", s2.Location[1].Line[0].Function.Name)
 	require.NotNil(t, s2.Location[0].Mapping)
 	assert.True(t, s2.Location[0].Mapping.HasFunctions)
+	assert.Equal(t, r.Summary.Program, s2.Location[0].Mapping.File)
+	assert.Equal(t, "operations", p.PeriodType.Type)
+	assert.EqualValues(t, r.Summary.SPE.Period, p.Period)
+	assert.EqualValues(t, r.Summary.Nanos, p.DurationNanos)
+	require.Len(t, p.Comments, 2)
+	assert.Contains(t, p.Comments[0], "simrun record -e ")
+
+	// Equal recordings give equal bytes (no map order leaks out).
+	var again bytes.Buffer
+	require.NoError(t, WritePprof(&again, r, bin))
+	var first bytes.Buffer
+	require.NoError(t, WritePprof(&first, r, bin))
+	assert.Equal(t, first.Bytes(), again.Bytes())
 }
 
 func TestScriptBlock(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"simrun/sim/profile"
 	"simrun/sim/spe"
@@ -82,23 +83,27 @@ type page struct {
 //go:embed report.html.tmpl
 var pageTemplate string
 
-var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"hex": func(v any) string { return fmt.Sprintf("0x%x", v) },
-	"pct": func(a, b int) string { return fmt.Sprintf("%.2f%%", pct(a, b)) },
-	"avg": func(sum uint64, n int) string {
-		if n == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.1f", float64(sum)/float64(n))
-	},
-	"bar": func(a, b int) string {
-		if b == 0 {
-			return "0"
-		}
-		return fmt.Sprintf("%.1f", 100*float64(a)/float64(b))
-	},
-	"join": strings.Join,
-}).Parse(pageTemplate))
+// pageTmpl parses the page template on first use: parsing costs every
+// simrun command start-up memory, and only report needs it.
+var pageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"hex": func(v any) string { return fmt.Sprintf("0x%x", v) },
+		"pct": func(a, b int) string { return fmt.Sprintf("%.2f%%", pct(a, b)) },
+		"avg": func(sum uint64, n int) string {
+			if n == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", float64(sum)/float64(n))
+		},
+		"bar": func(a, b int) string {
+			if b == 0 {
+				return "0"
+			}
+			return fmt.Sprintf("%.1f", 100*float64(a)/float64(b))
+		},
+		"join": strings.Join,
+	}).Parse(pageTemplate))
+})
 
 func pct(a, b int) float64 {
 	if b == 0 {
@@ -273,7 +278,7 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 			}
 		}
 	}
-	return tmpl.Execute(w, p)
+	return pageTmpl().Execute(w, p)
 }
 
 func countRows(m map[string]int) [][2]string {
