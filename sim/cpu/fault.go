@@ -22,6 +22,7 @@ const (
 	FaultSignal                           // the guest sent itself a fatal signal
 	FaultInternal                         // a simulator bug caught at run time
 	FaultOutOfMemory                      // the guest needed memory past its limit (Memory.SetLimit)
+	FaultBus                              // access to a page of a file mapping past the file's end
 )
 
 var faultNames = [...]string{
@@ -37,6 +38,7 @@ var faultNames = [...]string{
 	FaultSignal:      "signal",
 	FaultInternal:    "internal error",
 	FaultOutOfMemory: "out of memory",
+	FaultBus:         "bus error",
 }
 
 func (k FaultKind) String() string {
@@ -87,13 +89,16 @@ func (f *Fault) Error() string {
 	s += ": " + f.Kind.String()
 	var mf MemFault
 	switch {
-	case errors.As(f.Err, &mf) && (f.Kind == FaultUnmapped || f.Kind == FaultPermission):
+	case errors.As(f.Err, &mf) && (f.Kind == FaultUnmapped || f.Kind == FaultPermission || f.Kind == FaultBus):
 		// The kind already says unmapped or denied: the access says the rest.
 		at := " "
-		if f.Kind == FaultPermission {
+		if f.Kind != FaultUnmapped {
 			at = " at "
 		}
-		s += fmt.Sprintf("%s0x%x (%s of %d bytes)", at, mf.Addr, mf.Access, mf.Size)
+		s += fmt.Sprintf("%s0x%x (%s of %s)", at, mf.Addr, mf.Access, byteCount(mf.Size))
+		if f.Kind == FaultBus {
+			s += ", past the end of the mapped file"
+		}
 	case f.Err != nil:
 		s += ": " + f.Err.Error()
 	}
@@ -101,6 +106,14 @@ func (f *Fault) Error() string {
 }
 
 func (f *Fault) Unwrap() error { return f.Err }
+
+// byteCount is "1 byte" or "N bytes".
+func byteCount(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // Signal is the Linux signal that would end the process.
 func (f *Fault) Signal() int {
@@ -112,7 +125,7 @@ func (f *Fault) Signal() int {
 		return SIGSEGV
 	case FaultUndefined, FaultUnsupported:
 		return SIGILL
-	case FaultAlignment:
+	case FaultAlignment, FaultBus:
 		return SIGBUS
 	case FaultBreakpoint:
 		return SIGTRAP
@@ -135,6 +148,9 @@ func (f *Fault) ExitStatus() int { return 128 + f.Signal() }
 func MemFaultKind(mf MemFault) FaultKind {
 	if mf.Limit != 0 {
 		return FaultOutOfMemory
+	}
+	if mf.PastEOF {
+		return FaultBus
 	}
 	if mf.Access == AccessExec {
 		return FaultFetch

@@ -141,6 +141,9 @@ type MemFault struct {
 	Size     int
 	Access   Access
 	Unmapped bool // false: mapped but without the needed permission
+	// PastEOF is set when the page maps a file wholly past its end
+	// (Memory.MarkPastEOF).
+	PastEOF bool
 	// Limit is set when the access needed a new page and the memory limit
 	// (Memory.SetLimit) forbade it: the limit in bytes.
 	Limit uint64
@@ -148,13 +151,16 @@ type MemFault struct {
 
 func (f MemFault) Error() string {
 	if f.Limit != 0 {
-		return fmt.Sprintf("%s of %d bytes at 0x%x needs a new page past the guest memory limit of %s", f.Access, f.Size, f.Addr, FormatSize(f.Limit))
+		return fmt.Sprintf("%s of %s at 0x%x needs a new page past the guest memory limit of %s", f.Access, byteCount(f.Size), f.Addr, FormatSize(f.Limit))
 	}
 	what := "unmapped address"
-	if !f.Unmapped {
+	switch {
+	case f.PastEOF:
+		what = "past the end of the mapped file at"
+	case !f.Unmapped:
 		what = "no " + f.Access.String() + " permission at"
 	}
-	return fmt.Sprintf("%s of %d bytes: %s 0x%x", f.Access, f.Size, what, f.Addr)
+	return fmt.Sprintf("%s of %s: %s 0x%x", f.Access, byteCount(f.Size), what, f.Addr)
 }
 
 // Memory is the guest address space: a map of 2 MiB chunks, each with the
@@ -255,10 +261,15 @@ const (
 	chunkShift = 9 // pages per chunk: 512
 	chunkPages = 1 << chunkShift
 	permMapped = 0x80
+	// permPastEOF marks a page of a file mapping wholly past the file's
+	// end: it keeps the mapping's permissions for /proc/self/maps and
+	// mprotect, but every access faults with MemFault.PastEOF (Linux
+	// raises SIGBUS there).
+	permPastEOF = 0x40
 )
 
 type chunk struct {
-	perm  [chunkPages]uint8 // permMapped | Perm
+	perm  [chunkPages]uint8 // permMapped | permPastEOF | Perm
 	pages [chunkPages]*Page
 	count int // mapped pages
 }
@@ -291,10 +302,60 @@ func (m *Memory) page(vpn uint64) *Page {
 	}
 	p := c.pages[i]
 	if p == nil {
-		p = &Page{Perm: Perm(pm &^ permMapped)}
+		p = &Page{Perm: effectivePerm(pm)}
 		c.pages[i] = p
 	}
 	return p
+}
+
+// effectivePerm is what accesses to a page of chunk permissions pm may do.
+func effectivePerm(pm uint8) Perm {
+	if pm&permPastEOF != 0 {
+		return 0
+	}
+	return Perm(pm &^ permMapped)
+}
+
+// MarkPastEOF marks the mapped pages of [addr, addr+size) as lying past
+// the end of the file they map: every access to them faults (PastEOF)
+// until they are mapped again.
+func (m *Memory) MarkPastEOF(addr, size uint64) {
+	first, n := pageSpan(addr, size)
+	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
+		for i := lo; i < hi; i++ {
+			if c.perm[i]&permMapped == 0 {
+				continue
+			}
+			c.perm[i] |= permPastEOF
+			if p := c.pages[i]; p != nil {
+				if p.Code != nil {
+					p.Code.InvalidateCode(0, PageSize)
+				}
+				p.Perm = 0
+			}
+		}
+	})
+	m.flushTLB()
+}
+
+// pastEOF reports whether addr is in a page MarkPastEOF marked whose
+// permissions allow acc: Linux checks the rights first (SIGSEGV), the
+// file's end only then (SIGBUS).
+func (m *Memory) pastEOF(addr uint64, acc Access) bool {
+	vpn := addr >> PageShift
+	c := m.chunks[vpn>>chunkShift]
+	if c == nil {
+		return false
+	}
+	pm := c.perm[vpn&(chunkPages-1)]
+	need := PermR
+	switch acc {
+	case AccessWrite:
+		need = PermW
+	case AccessExec:
+		need = PermX
+	}
+	return pm&(permMapped|permPastEOF) == permMapped|permPastEOF && Perm(pm)&need != 0
 }
 
 // PageAt returns the page holding addr, or nil.
@@ -490,12 +551,13 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 	first, n := pageSpan(addr, size)
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
-			c.perm[i] = permMapped | uint8(perm)
+			c.perm[i] = permMapped | c.perm[i]&permPastEOF | uint8(perm)
 			if p := c.pages[i]; p != nil {
-				if p.Perm&PermX != 0 && perm&PermX == 0 && p.Code != nil {
+				eff := effectivePerm(c.perm[i])
+				if p.Perm&PermX != 0 && eff&PermX == 0 && p.Code != nil {
 					p.Code.InvalidateCode(0, PageSize)
 				}
-				p.Perm = perm
+				p.Perm = eff
 			}
 		}
 	})
@@ -587,7 +649,7 @@ func (m *Memory) Regions() []Region {
 				continue
 			}
 			a := (k<<chunkShift + i) << PageShift
-			p := Perm(c.perm[i] &^ permMapped)
+			p := Perm(c.perm[i] &^ (permMapped | permPastEOF))
 			if n := len(rs); n > 0 && rs[n-1].End == a && rs[n-1].Perm == p {
 				rs[n-1].End += PageSize
 				continue
@@ -615,7 +677,7 @@ func (m *Memory) MarkCode(p *Page, c CodeCache, addr uint64) {
 }
 
 func (m *Memory) fail(addr uint64, size int, acc Access, unmapped bool) {
-	m.Fault = MemFault{Addr: addr, Size: size, Access: acc, Unmapped: unmapped}
+	m.Fault = MemFault{Addr: addr, Size: size, Access: acc, Unmapped: unmapped, PastEOF: !unmapped && m.pastEOF(addr, acc)}
 }
 
 // readPage finds a readable page for addr, filling the read cache.

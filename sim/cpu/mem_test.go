@@ -130,3 +130,35 @@ func TestMemoryBytes(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uint64(0x6869), v)
 }
+
+// TestMemoryPastEOF: pages MarkPastEOF marks fault with PastEOF on every
+// access their rights allow (a denied access stays a permission fault),
+// keep their rights through Protect and in Regions, and are ordinary
+// again once mapped anew.
+func TestMemoryPastEOF(t *testing.T) {
+	m := NewMemory()
+	require.NoError(t, m.Map(0x10000, 3*PageSize, PermR))
+	_, ok := m.Load8(0x11000) // the page exists and is cached before the mark
+	require.True(t, ok)
+	m.MarkPastEOF(0x11000, 2*PageSize)
+	_, ok = m.Load8(0x10fff)
+	assert.True(t, ok, "the page before the end")
+	_, ok = m.Load32BE(0x11008)
+	assert.False(t, ok)
+	assert.Equal(t, MemFault{Addr: 0x11008, Size: 4, Access: AccessRead, PastEOF: true}, m.Fault)
+	assert.Equal(t, "read of 4 bytes: past the end of the mapped file at 0x11008", m.Fault.Error())
+	assert.False(t, m.Store8(0x12000, 1))
+	assert.False(t, m.Fault.PastEOF, "a write the rights deny is a permission fault")
+	assert.Equal(t, []Region{{Start: 0x10000, End: 0x13000, Perm: PermR}}, m.Regions())
+
+	require.NoError(t, m.Protect(0x10000, 3*PageSize, PermRW))
+	assert.False(t, m.Store8(0x12000, 1))
+	assert.True(t, m.Fault.PastEOF, "after mprotect the write is allowed, and past the end")
+	assert.True(t, m.Store8(0x10000, 1))
+	assert.Equal(t, []Region{{Start: 0x10000, End: 0x13000, Perm: PermRW}}, m.Regions())
+
+	require.NoError(t, m.Map(0x11000, PageSize, PermRW))
+	assert.True(t, m.Store8(0x11000, 1), "mapped anew: an ordinary page")
+	assert.False(t, m.Store8(0x12000, 1))
+	assert.True(t, m.Fault.PastEOF)
+}

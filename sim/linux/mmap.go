@@ -133,6 +133,7 @@ func sysMmap(p *Process, a [6]uint64) uint64 {
 			p.Mem.Unmap(addr, size)
 			return e
 		}
+		p.markPastEOF(f, addr, size, off)
 		if typ != mapPrivate && prot&protWrite != 0 {
 			f.refs++
 			p.shared = append(p.shared, sharedMap{addr: addr, size: size, file: f, off: int64(off)})
@@ -142,6 +143,27 @@ func sysMmap(p *Process, a [6]uint64) uint64 {
 		p.forgetFileMaps(addr, size)
 	}
 	return addr
+}
+
+// markPastEOF marks the pages of the mapping at addr (of size bytes,
+// from file offset off) that lie wholly past the file's end: touching
+// them raises SIGBUS, as on Linux. The page holding the end reads as
+// zeros after it. (Linux decides at each access, so a file that grows
+// later makes them valid; here the size at mmap time holds.)
+func (p *Process) markPastEOF(f *openFile, addr, size, off uint64) {
+	st, err := f.host.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return
+	}
+	end := alignUp(uint64(st.Size()), cpu.PageSize)
+	if end >= off+size {
+		return
+	}
+	valid := uint64(0)
+	if end > off {
+		valid = end - off
+	}
+	p.Mem.MarkPastEOF(addr+valid, size-valid)
 }
 
 // fillFromFile copies the file's bytes [off, off+n) (what exists of them)

@@ -164,7 +164,8 @@ func (arm64Signals) sigreturn(p *Process, st *cpu.State, rt bool) (uint64, *stac
 // unmapped or non-executable memory SIGSEGV at the pc, an undefined
 // instruction SIGILL with ILL_ILLOPN (qemu's code; Linux gives
 // ILL_ILLOPC), brk SIGTRAP with TRAP_BRKPT, a misaligned pc or
-// exclusive access SIGBUS with BUS_ADRALN. The frame records the
+// exclusive access SIGBUS with BUS_ADRALN, an access to a file mapping
+// past the file's end SIGBUS with BUS_ADRERR at the address. The frame records the
 // faulting instruction's pc. Instructions simrun does not implement end
 // the run: the guest's handler must not mistake them for absent ones.
 func (arm64Signals) faultSignal(p *Process, f *cpu.Fault) (sigInfo, uint64, bool) {
@@ -178,6 +179,8 @@ func (arm64Signals) faultSignal(p *Process, f *cpu.Fault) (sigInfo, uint64, bool
 		in.signo, in.code, in.addr = cpu.SIGILL, illIllopn, f.PC
 	case cpu.FaultBreakpoint:
 		in.signo, in.code, in.addr = cpu.SIGTRAP, trapBrkpt, f.PC
+	case cpu.FaultBus:
+		in.signo, in.code, in.addr = cpu.SIGBUS, busAdrerr, f.Addr
 	case cpu.FaultAlignment:
 		in.signo, in.code, in.addr = cpu.SIGBUS, busAdraln, f.PC
 		if f.Addr != 0 {

@@ -183,7 +183,9 @@ func (s390xSignals) sigreturn(p *Process, st *cpu.State, rt bool) (uint64, *stac
 // instruction; an operation exception SIGILL with ILL_ILLOPC, a
 // specification exception SIGILL with ILL_ILLOPN, a fixed-point divide
 // exception SIGFPE with FPE_INTDIV, each at the instruction with the PSW
-// after it.
+// after it. An access to a file mapping past the file's end is SIGBUS
+// with BUS_ADRERR at the page of the address as on Linux (qemu 7.2
+// fills si_addr with unrelated bits), the PSW at the instruction.
 func (s390xSignals) faultSignal(p *Process, f *cpu.Fault) (sigInfo, uint64, bool) {
 	in := sigInfo{kind: siKindFault}
 	next := func() uint64 {
@@ -196,6 +198,9 @@ func (s390xSignals) faultSignal(p *Process, f *cpu.Fault) (sigInfo, uint64, bool
 	switch {
 	case f.Kind == cpu.FaultUnmapped || f.Kind == cpu.FaultPermission:
 		in.signo, in.code, in.addr = cpu.SIGSEGV, segvCode(f), f.Addr&^(cpu.PageSize-1)
+		return in, f.PC, true
+	case f.Kind == cpu.FaultBus:
+		in.signo, in.code, in.addr = cpu.SIGBUS, busAdrerr, f.Addr&^(cpu.PageSize-1)
 		return in, f.PC, true
 	case f.Kind == cpu.FaultFetch:
 		addr := f.PC

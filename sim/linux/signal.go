@@ -54,6 +54,7 @@ const (
 	fpeIntdiv  = 1
 	trapBrkpt  = 1
 	busAdraln  = 1
+	busAdrerr  = 2
 )
 
 // sigKind says which siginfo union member is valid (and written to the
