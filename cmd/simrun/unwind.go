@@ -99,7 +99,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	maxInsns := fs.Uint64("max-insns", 0, "stop with an error after `N` instructions (0: no limit)")
 	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM, getrandom and the pointer authentication keys")
 	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
-	maxMemory := addMaxMemoryFlag(fs)
+	guest := addGuestFlags(fs)
 	var env multiFlag
 	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -149,10 +149,12 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	m, err := linux.New(prog, data, linux.Config{
+	cfg := linux.Config{
 		Args: fs.Args(), Env: env, Stdin: stdin, Stdout: stderr, Stderr: stderr,
-		Seed: *seed, MaxInsns: *maxInsns, MaxMemory: uint64(*maxMemory),
-	})
+		Seed: *seed, MaxInsns: *maxInsns,
+	}
+	guest.apply(&cfg, stderr)
+	m, err := linux.New(prog, data, cfg)
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,19 @@ func TestUnwindCheck(t *testing.T) {
 	assert.Contains(t, out, "9888 instructions, 989 checked")
 }
 
+// TestUnwindCheckGuestFlags: unwind check shapes the guest's Linux as
+// run does (-L, --strace, --root, --read-only, --max-memory).
+func TestUnwindCheckGuestFlags(t *testing.T) {
+	wc := filepath.Join("..", "..", "programs", "dynamic", "bin", "aarch64-dyn-O2", "wc")
+	st, out, errs := run(t, "unwind", "check", "--strace", "--every", "1000", wc, "unwind_test.go")
+	require.Contains(t, out, "exit status 0", errs)
+	assert.Less(t, st, 2, "0, or 1 for divergences (in the shared objects: issue [4/8])")
+	assert.Contains(t, errs, `openat(AT_FDCWD, "unwind_test.go", O_RDONLY) = 3`)
+	st, _, errs = run(t, "unwind", "check", "--every", "1000", "-L", t.TempDir(), wc)
+	assert.NotEqual(t, 0, st, "an empty sysroot has no interpreter")
+	assert.Contains(t, errs, "ld-linux-aarch64.so.1")
+}
+
 // TestUnwindCheckGolden pins the whole report of a small run.
 func TestUnwindCheckGolden(t *testing.T) {
 	st, out, errs := run(t, "unwind", "check", "--method", "all", "--examples", "2", bundled("s390x-O0", "hello"))
