@@ -214,6 +214,7 @@ const (
 	specElement
 	specRounding
 	specAlign
+	specFPPair
 )
 
 var specReasons = [...]string{
@@ -221,6 +222,7 @@ var specReasons = [...]string{
 	specElement:  "invalid element size or index",
 	specRounding: "invalid rounding mode",
 	specAlign:    "interlocked operand is not aligned to its size",
+	specFPPair:   "extended floating-point operand must be a register pair (0, 1, 4, 5, 8, 9, 12, 13)",
 }
 
 func (in *inst) spec(reason int64) { in.op, in.imm = opSpec, reason }
@@ -269,6 +271,9 @@ func (in *inst) refine() {
 			in.spec(specRounding)
 		}
 	default:
+		if isFX(in.op) {
+			in.refineFX()
+		}
 		if in.op >= opVL && in.op < opEnd && !in.validVector() {
 			in.spec(specElement)
 		}

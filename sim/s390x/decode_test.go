@@ -39,7 +39,8 @@ func TestOpTableAgreesWithXArch(t *testing.T) {
 		alias := map[string]string{"vcfps": "vcdg", "vcfpl": "vcdlg", "vcsfp": "vcgd", "vclfp": "vclgd",
 			"cdfbr": "cdfbra", "cdgbr": "cdgbra", "cefbr": "cefbra", "cegbr": "cegbra", "cfdbr": "cfdbra",
 			"cgdbr": "cgdbra", "cfebr": "cfebra", "cgebr": "cgebra", "fidbr": "fidbra", "fiebr": "fiebra",
-			"ledbr": "ledbra", "tml": "tmll", "tmh": "tmlh"}
+			"ledbr": "ledbra", "ldxbr": "ldxbra", "lexbr": "lexbra", "fixbr": "fixbra",
+			"cxfbr": "cxfbra", "cxgbr": "cxgbra", "cfxbr": "cfxbra", "cgxbr": "cgxbra", "tml": "tmll", "tmh": "tmlh"}
 		if a, ok := alias[strings.ToLower(name)]; ok {
 			name = a
 		}

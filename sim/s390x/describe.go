@@ -102,7 +102,7 @@ var (
 		}
 		set(cpu.UnitMul, `MS MSY MSR MSG MSGR MSGF MSGFR MSFI MSGFI MH MHY MHI MGHI M MR MFY ML MLR MLG MLGR`)
 		set(cpu.UnitDiv, `D DR DL DLR DLG DLGR DSG DSGR DSGF DSGFR`)
-		set(cpu.UnitFPDiv, `DDBR DDB DEBR DEB SQDBR SQDB SQEBR SQEB VFD VFSQ`)
+		set(cpu.UnitFPDiv, `DDBR DDB DEBR DEB SQDBR SQDB SQEBR SQEB VFD VFSQ DXBR SQXBR`)
 		return
 	}()
 
@@ -116,9 +116,16 @@ var (
 	fpNoF1Write = newOpSet(`STD STDY STE STEY CDBR CDB CEBR CEB KDBR KDB KEBR KEB TCDB TCEB`)
 	fpCC        = newOpSet(`ADBR ADB AEBR AEB SDBR SDB SEBR SEB LCDBR LCEBR LPDBR LPEBR LNDBR LNEBR
 		LTDBR LTEBR CDBR CDB CEBR CEB KDBR KDB KEBR KEB TCDB TCEB
-		CFDBRA CGDBRA CFEBRA CGEBRA CLFDBR CLGDBR CLFEBR CLGEBR`)
-	fpGPR1 = newOpSet(`CFDBRA CGDBRA CFEBRA CGEBRA CLFDBR CLGDBR CLFEBR CLGEBR LGDR`)
+		CFDBRA CGDBRA CFEBRA CGEBRA CLFDBR CLGDBR CLFEBR CLGEBR
+		AXBR SXBR LTXBR LCXBR LPXBR LNXBR CXBR KXBR TCXB CFXBRA CGXBRA CLFXBR CLGXBR`)
+	fpGPR1 = newOpSet(`CFDBRA CGDBRA CFEBRA CGEBRA CLFDBR CLGDBR CLFEBR CLGEBR LGDR
+		CFXBRA CGXBRA CLFXBR CLGXBR`)
 	fpGPR2 = newOpSet(`CDFBRA CDGBRA CEFBRA CEGBRA CDLFBR CDLGBR CELFBR CELGBR LDGR`)
+
+	// Extended BFP (describeFX): fxGPR2 ops read a general register R2,
+	// fxNoWrite write no register.
+	fxGPR2    = newOpSet(`CXFBRA CXGBRA CXLFBR CXLGBR`)
+	fxNoWrite = newOpSet(`CXBR KXBR TCXB`)
 
 	// Vector: vR1Read ops merge into V1, vNoV1Write only read it, vCC
 	// may set the condition code.
@@ -382,6 +389,9 @@ func describeRegs(o *cpu.OpInfo, in *inst, f uint8) {
 	case isVector(f):
 		describeVector(o, in, f)
 		return
+	case isFX(in.op):
+		describeFX(o, in)
+		return
 	case isFP(in.op):
 		describeFP(o, in, r1, r2, r3)
 		return
@@ -430,6 +440,43 @@ func describeFP(o *cpu.OpInfo, in *inst, r1, r2, r3 uint8) {
 	o.AddSrc(r3)
 	if !fpNoF1Write[in.op] {
 		o.AddDst(r1)
+	}
+	if fpCC[in.op] {
+		o.AddDst(cpu.RegFlags)
+	}
+}
+
+// describeFX adds the registers of an extended-BFP instruction: both
+// FPRs of each pair (bfp128.go), the long or short FPR or the general
+// register where a field names one of those.
+func describeFX(o *cpu.OpInfo, in *inst) {
+	pairs := fxPairs(in.op)
+	switch in.op {
+	case opAXBR, opSXBR, opMXBR, opDXBR, opCXBR, opKXBR, opTCXB:
+		o.AddSrc(vr(in.r1))
+		o.AddSrc(vr(in.r1 + 2))
+	case opMXDBR, opMXDB:
+		o.AddSrc(vr(in.r1))
+	}
+	switch {
+	case opInfos[in.op-opFirst].format == fmtRXE || in.op == opLZXR: // R2 is the index or unused
+	case pairs&2 != 0:
+		o.AddSrc(vr(in.r2))
+		o.AddSrc(vr(in.r2 + 2))
+	case fxGPR2[in.op]:
+		o.AddSrc(gr(in.r2))
+	default:
+		o.AddSrc(vr(in.r2))
+	}
+	switch {
+	case fxNoWrite[in.op]:
+	case fpGPR1[in.op]:
+		o.AddDst(gr(in.r1))
+	case pairs&1 == 0:
+		o.AddDst(vr(in.r1))
+	default:
+		o.AddDst(vr(in.r1))
+		o.AddDst(vr(in.r1 + 2))
 	}
 	if fpCC[in.op] {
 		o.AddDst(cpu.RegFlags)

@@ -288,6 +288,9 @@ func (c *Core) fp(in *inst) *cpu.Fault {
 		c.fpc |= inexactControl(in, fpc(ieee.Integral32(c.fe(in.r2), z)))
 		c.setFE(in.r1, z)
 	default:
+		if isFX(in.op) {
+			return c.bfp128(in)
+		}
 		return internalFault(0, in).Fault
 	}
 	return nil

@@ -91,7 +91,7 @@ func TestMemClassCoverage(t *testing.T) {
 		opLA: true, opLAY: true, opSLL: true, opSRL: true, opSRA: true, opSLA: true, opSLLK: true, opSRLK: true,
 		opSRAK: true, opSLAK: true, opSLLG: true, opSRLG: true, opSRAG: true, opSLAG: true, opRLL: true, opRLLG: true,
 		opSLDL: true, opSRDL: true, opSLDA: true, opSRDA: true, opBC: true, opBAS: true, opBCT: true, opBCTG: true,
-		opPFD: true, opTCDB: true, opTCEB: true, opVLVG: true, opVLGV: true, opVESL: true, opVESRA: true,
+		opPFD: true, opTCDB: true, opTCEB: true, opTCXB: true, opVLVG: true, opVLGV: true, opVESL: true, opVESRA: true,
 		opVESRL: true, opVERLL: true,
 		opEX: true, opEXRL: true, // the address of the target, which NextOp classifies instead
 		opECAG: true, // the address only selects the attribute

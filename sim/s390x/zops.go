@@ -489,6 +489,37 @@ const (
 	opCLGEBR                      // CLGEBR R1,M3,R2,M4
 	opFIDBRA                      // FIDBRA R1,M3,R2,M4
 	opFIEBRA                      // FIEBRA R1,M3,R2,M4
+	opLXR                         // LXR R1,R2
+	opLZXR                        // LZXR R1
+	opLTXBR                       // LTXBR R1,R2
+	opLCXBR                       // LCXBR R1,R2
+	opLPXBR                       // LPXBR R1,R2
+	opLNXBR                       // LNXBR R1,R2
+	opAXBR                        // AXBR R1,R2
+	opSXBR                        // SXBR R1,R2
+	opMXBR                        // MXBR R1,R2
+	opDXBR                        // DXBR R1,R2
+	opSQXBR                       // SQXBR R1,R2
+	opCXBR                        // CXBR R1,R2
+	opKXBR                        // KXBR R1,R2
+	opTCXB                        // TCXB R1,D2(X2,B2)
+	opMXDBR                       // MXDBR R1,R2
+	opMXDB                        // MXDB R1,D2(X2,B2)
+	opLXDBR                       // LXDBR R1,R2
+	opLXEBR                       // LXEBR R1,R2
+	opLXDB                        // LXDB R1,D2(X2,B2)
+	opLXEB                        // LXEB R1,D2(X2,B2)
+	opLDXBRA                      // LDXBRA R1,M3,R2,M4
+	opLEXBRA                      // LEXBRA R1,M3,R2,M4
+	opFIXBRA                      // FIXBRA R1,M3,R2,M4
+	opCXFBRA                      // CXFBRA R1,M3,R2,M4
+	opCXGBRA                      // CXGBRA R1,M3,R2,M4
+	opCXLFBR                      // CXLFBR R1,M3,R2,M4
+	opCXLGBR                      // CXLGBR R1,M3,R2,M4
+	opCFXBRA                      // CFXBRA R1,M3,R2,M4
+	opCGXBRA                      // CGXBRA R1,M3,R2,M4
+	opCLFXBR                      // CLFXBR R1,M3,R2,M4
+	opCLGXBR                      // CLGXBR R1,M3,R2,M4
 	opVL                          // VL V1,D2(X2,B2),M3
 	opVST                         // VST V1,D2(X2,B2),M3
 	opVLR                         // VLR V1,V2
@@ -1112,6 +1143,37 @@ var opInfos = [...]opInfo{
 	opCLGEBR - opFirst:  {"clgebr", fmtRRFe, 4, 0xb3ac, 0x0},            // CONVERT TO LOGICAL (short BFP to 64)
 	opFIDBRA - opFirst:  {"fidbra", fmtRRFe, 4, 0xb35f, 0x0},            // LOAD FP INTEGER (long BFP)
 	opFIEBRA - opFirst:  {"fiebra", fmtRRFe, 4, 0xb357, 0x0},            // LOAD FP INTEGER (short BFP)
+	opLXR - opFirst:     {"lxr", fmtRRE, 4, 0xb365, 0xff0000000000},     // LOAD (extended)
+	opLZXR - opFirst:    {"lzxr", fmtRRE, 4, 0xb376, 0xff0f00000000},    // LOAD ZERO (extended)
+	opLTXBR - opFirst:   {"ltxbr", fmtRRE, 4, 0xb342, 0xff0000000000},   // LOAD AND TEST (extended BFP)
+	opLCXBR - opFirst:   {"lcxbr", fmtRRE, 4, 0xb343, 0xff0000000000},   // LOAD COMPLEMENT (extended BFP)
+	opLPXBR - opFirst:   {"lpxbr", fmtRRE, 4, 0xb340, 0xff0000000000},   // LOAD POSITIVE (extended BFP)
+	opLNXBR - opFirst:   {"lnxbr", fmtRRE, 4, 0xb341, 0xff0000000000},   // LOAD NEGATIVE (extended BFP)
+	opAXBR - opFirst:    {"axbr", fmtRRE, 4, 0xb34a, 0xff0000000000},    // ADD (extended BFP)
+	opSXBR - opFirst:    {"sxbr", fmtRRE, 4, 0xb34b, 0xff0000000000},    // SUBTRACT (extended BFP)
+	opMXBR - opFirst:    {"mxbr", fmtRRE, 4, 0xb34c, 0xff0000000000},    // MULTIPLY (extended BFP)
+	opDXBR - opFirst:    {"dxbr", fmtRRE, 4, 0xb34d, 0xff0000000000},    // DIVIDE (extended BFP)
+	opSQXBR - opFirst:   {"sqxbr", fmtRRE, 4, 0xb316, 0xff0000000000},   // SQUARE ROOT (extended BFP)
+	opCXBR - opFirst:    {"cxbr", fmtRRE, 4, 0xb349, 0xff0000000000},    // COMPARE (extended BFP)
+	opKXBR - opFirst:    {"kxbr", fmtRRE, 4, 0xb348, 0xff0000000000},    // COMPARE AND SIGNAL (extended BFP)
+	opTCXB - opFirst:    {"tcxb", fmtRXE, 6, 0xed12, 0xff000000},        // TEST DATA CLASS (extended BFP)
+	opMXDBR - opFirst:   {"mxdbr", fmtRRE, 4, 0xb307, 0xff0000000000},   // MULTIPLY (long to extended BFP)
+	opMXDB - opFirst:    {"mxdb", fmtRXE, 6, 0xed07, 0xff000000},        // MULTIPLY (long to extended BFP)
+	opLXDBR - opFirst:   {"lxdbr", fmtRRE, 4, 0xb305, 0xff0000000000},   // LOAD LENGTHENED (long to extended BFP)
+	opLXEBR - opFirst:   {"lxebr", fmtRRE, 4, 0xb306, 0xff0000000000},   // LOAD LENGTHENED (short to extended BFP)
+	opLXDB - opFirst:    {"lxdb", fmtRXE, 6, 0xed05, 0xff000000},        // LOAD LENGTHENED (long to extended BFP)
+	opLXEB - opFirst:    {"lxeb", fmtRXE, 6, 0xed06, 0xff000000},        // LOAD LENGTHENED (short to extended BFP)
+	opLDXBRA - opFirst:  {"ldxbra", fmtRRFe, 4, 0xb345, 0x0},            // LOAD ROUNDED (extended to long BFP)
+	opLEXBRA - opFirst:  {"lexbra", fmtRRFe, 4, 0xb346, 0x0},            // LOAD ROUNDED (extended to short BFP)
+	opFIXBRA - opFirst:  {"fixbra", fmtRRFe, 4, 0xb347, 0x0},            // LOAD FP INTEGER (extended BFP)
+	opCXFBRA - opFirst:  {"cxfbra", fmtRRFe, 4, 0xb396, 0x0},            // CONVERT FROM FIXED (32 to extended BFP)
+	opCXGBRA - opFirst:  {"cxgbra", fmtRRFe, 4, 0xb3a6, 0x0},            // CONVERT FROM FIXED (64 to extended BFP)
+	opCXLFBR - opFirst:  {"cxlfbr", fmtRRFe, 4, 0xb392, 0x0},            // CONVERT FROM LOGICAL (32 to extended BFP)
+	opCXLGBR - opFirst:  {"cxlgbr", fmtRRFe, 4, 0xb3a2, 0x0},            // CONVERT FROM LOGICAL (64 to extended BFP)
+	opCFXBRA - opFirst:  {"cfxbra", fmtRRFe, 4, 0xb39a, 0x0},            // CONVERT TO FIXED (extended BFP to 32)
+	opCGXBRA - opFirst:  {"cgxbra", fmtRRFe, 4, 0xb3aa, 0x0},            // CONVERT TO FIXED (extended BFP to 64)
+	opCLFXBR - opFirst:  {"clfxbr", fmtRRFe, 4, 0xb39e, 0x0},            // CONVERT TO LOGICAL (extended BFP to 32)
+	opCLGXBR - opFirst:  {"clgxbr", fmtRRFe, 4, 0xb3ae, 0x0},            // CONVERT TO LOGICAL (extended BFP to 64)
 	opVL - opFirst:      {"vl", fmtVRX, 6, 0xe706, 0x0},                 // VECTOR LOAD
 	opVST - opFirst:     {"vst", fmtVRX, 6, 0xe70e, 0x0},                // VECTOR STORE
 	opVLR - opFirst:     {"vlr", fmtVRRa, 6, 0xe756, 0xfffff0000000},    // VECTOR LOAD
