@@ -73,7 +73,9 @@ func FuzzSFrameDecode(f *testing.F) {
 	})
 }
 
-// sharedDir returns ../shared if it is there (fuzz seeds only).
+// sharedDir returns the test-data folder found beside the repository
+// (../shared) if it is there: its binutils SFrame test inputs (libsframe
+// decode inputs, gas cfi-sframe outputs) only add fuzz seeds.
 func sharedDir() string {
 	for d, _ := os.Getwd(); d != filepath.Dir(d); d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
