@@ -15,23 +15,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"simrun/programs"
+	"simrun/internal/shareddata"
 	"simrun/sim/cpu"
 	"simrun/sim/oracle"
 )
 
-// sharedOracle is ../shared/oracle beside the project: the qemu oracle's
-// own test programs with recorded stdout, status and exact instruction
-// counts (CI always has it).
+// sharedOracle is the qemu oracle suite found beside the repository in
+// ../shared/oracle: freestanding test programs with a Makefile, and qemu
+// 7.2's recorded stdout, exit status and exact instruction count for each
+// build. Without it the test skips naming the path, or fails when CI is set.
 func sharedOracle(t *testing.T) string {
-	dir := filepath.Join(filepath.Dir(programs.Dir()), "..", "shared", "oracle")
-	if _, err := os.Stat(filepath.Join(dir, "expected", "insns.tsv")); err != nil {
-		t.Skipf("%s not found: the shared oracle suite sits beside the project in CI and on developer machines", dir)
-	}
-	return dir
+	insns := shareddata.Require(t, "oracle/expected/insns.tsv", "the qemu oracle suite (test programs with qemu's recorded outputs and instruction counts), kept beside the repository as ../shared/oracle")
+	return filepath.Dir(filepath.Dir(insns))
 }
 
-// TestOracleSuite is `make simcheck` of shared/oracle plus the instruction
+// TestOracleSuite is the oracle suite's `make simcheck` plus the instruction
 // count: it builds the oracle's programs (reproducibly: their sha256 must
 // equal expected/binaries.sha256) and runs each one for an architecture
 // simrun has through `simrun run --stats`, comparing stdout, exit status

@@ -193,7 +193,9 @@ func decodeLdSt(w uint32, pc uint64) inst {
 				return ldstInst(t, amOff, rt, rSPr(rn), imm)
 			case 1, 3:
 				// writeback into the transfer register is CONSTRAINED
-				// UNPREDICTABLE: simrun (like binutils) treats it as undefined
+				// UNPREDICTABLE (Arm ARM pseudocode Unpredictable_WBOVERLAPLD,
+				// Unpredictable_WBOVERLAPST): simrun (like binutils) takes
+				// Constraint_UNDEF
 				if t == lsPrfm || (rn == rt && rn != 31 && v == 0) {
 					return undef(w)
 				}
@@ -304,8 +306,9 @@ func decodePair(w uint32) inst {
 	imm := sext(uint64(field(w, 15, 7)), 7) << scale
 	rt, rt2 := field(w, 0, 5), field(w, 10, 5)
 	// CONSTRAINED UNPREDICTABLE cases simrun (like binutils) treats as
-	// undefined: a load pair into one register, writeback into a transfer
-	// register.
+	// undefined (Constraint_UNDEF): a load pair into one register
+	// (Unpredictable_LDPOVERLAP), writeback into a transfer register
+	// (Unpredictable_WBOVERLAPLD, Unpredictable_WBOVERLAPST).
 	rnf := field(w, 5, 5)
 	if (l == 1 && rt == rt2) || (am != amOff && v == 0 && rnf != 31 && (rnf == rt || rnf == rt2)) {
 		return undef(w)
@@ -355,7 +358,10 @@ func decodeExclusive(w uint32) inst {
 	rs, rt2, rn, rt := field(w, 16, 5), field(w, 10, 5), rSPr(field(w, 5, 5)), field(w, 0, 5)
 	rnf := field(w, 5, 5)
 	// Fields the architecture requires to be all ones, and the CONSTRAINED
-	// UNPREDICTABLE register overlaps, are undefined here (as in binutils).
+	// UNPREDICTABLE register overlaps (Arm ARM pseudocode
+	// Unpredictable_DATAOVERLAP and Unpredictable_BASEOVERLAP for the status
+	// register, Unpredictable_LDPOVERLAP for ldxp), are undefined here
+	// (Constraint_UNDEF, as in binutils).
 	ones := func(fs ...uint32) bool {
 		for _, f := range fs {
 			if f != 31 {

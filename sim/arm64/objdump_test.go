@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"simrun/sim/difftest"
+	"simrun/sim/oracle"
 )
 
 // TestDecoderAgainstObjdump checks simrun's decoder against binutils on
@@ -22,10 +23,9 @@ import (
 // unallocated). Words objdump knows and simrun does not are listed by
 // mnemonic as information (features simrun leaves out).
 func TestDecoderAgainstObjdump(t *testing.T) {
-	objdump, err := exec.LookPath("aarch64-linux-gnu-objdump")
-	if err != nil {
-		t.Skip("aarch64-linux-gnu-objdump not installed (apt-get install binutils-aarch64-linux-gnu): cannot compare the decoder with binutils")
-	}
+	// binutils is the oracle here: its absence fails the test, as a missing
+	// qemu fails the differential tests (SIMRUN_ALLOW_NO_QEMU=1 skips).
+	objdump := oracle.RequireTool(t, "aarch64-linux-gnu-objdump", "binutils-aarch64-linux-gnu")
 	n := difftest.EnvInt("SIMRUN_OBJDUMP_WORDS", 300000)
 	r := rand.New(rand.NewPCG(7, 7))
 	words := make([]uint32, n)

@@ -218,7 +218,7 @@ func decodePAuth(w uint32, in inst) inst {
 		rt, rn := field(w, 0, 5), field(w, 5, 5)
 		wb := field(w, 11, 1) == 1
 		if wb && rn == rt && rn != 31 {
-			break // CONSTRAINED UNPREDICTABLE: undefined, as the other writeback forms
+			break // CONSTRAINED UNPREDICTABLE (Unpredictable_WBOVERLAPLD): undefined, as the other writeback forms
 		}
 		off := sext(uint64(field(w, 22, 1)<<9|field(w, 12, 9)), 10) << 3
 		key := keyDA + int(field(w, 23, 1))

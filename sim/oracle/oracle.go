@@ -6,7 +6,8 @@
 //     "-d exec,cpu,nochain[,fpu]", its log read through a FIFO and parsed on
 //     the fly, so the log, which can be gigabytes, is never stored);
 //   - Count: the exact number of executed instructions of a normal, fast run,
-//     from the pccount TCG plugin (../shared/oracle/plugin/pccount.c);
+//     from simrun's own TCG plugin (plugin/countinsns.c, embedded and
+//     built with the host gcc on first use);
 //   - Available / Require: whether qemu is installed.
 //
 // qemu is run with an empty environment (as "env -i" gives), stdin from
@@ -78,10 +79,11 @@ type Options struct {
 	// s390x qemu's default). glibc programs need the model whose ID
 	// registers and HWCAP simrun shows the guest: cortex-a72 on arm64.
 	CPU string
-	// Plugin (Count only) is the pccount plugin: a prebuilt shared object
-	// (".so") or the C source, which is compiled with the host gcc into a
-	// cache directory once.  "" = find plugin/pccount.c of the shared
-	// oracle directory, ../shared/oracle relative to the simrun module root.
+	// Plugin (Count only) is the counting plugin: a prebuilt shared object
+	// (".so") or a C source, which is compiled with the host gcc into a
+	// cache directory once.  "" = simrun's own plugin/countinsns.c (embedded
+	// in the package).  Another plugin must write "# insns N" as the first
+	// line of the file its out=FILE argument names.
 	Plugin string
 	// Sysroot is qemu's -L: where a dynamically linked program's
 	// interpreter and libraries (every absolute path) are looked up first.
@@ -375,7 +377,7 @@ func Trace(ctx context.Context, prog string, opt Options, fn func(*Record) error
 }
 
 // Count runs prog under qemu-user normally (translation blocks of many
-// instructions, chained: fast) with the pccount plugin and returns the exact
+// instructions, chained: fast) with the counting plugin and returns the exact
 // number of executed instructions in Result.Insns.  Options.FP and
 // Options.Max are ignored.  The count equals Trace's Insns for the same
 // program and arguments.  qemu 7.2 does not call the plugin's exit hook when

@@ -265,12 +265,7 @@ func TestTraceHandledSignals(t *testing.T) {
 
 // TestCount compares the plugin counts with the traces.
 func TestCount(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc (host C compiler for the pccount plugin) not installed")
-	}
-	if _, err := findPluginSource(); err != nil {
-		t.Skip(err)
-	}
+	RequireTool(t, "gcc", "gcc") // the host C compiler builds the counting plugin
 	for _, arch := range arches {
 		t.Run(arch, func(t *testing.T) {
 			needQemu(t, arch)
@@ -308,13 +303,15 @@ func TestCount(t *testing.T) {
 	}
 }
 
-// TestCountOracleBinaries compares Count and Trace on the oracle's test
-// programs when they have been built (make -C ../shared/oracle copy) and
-// SIMRUN_ORACLE_BUILD names the build directory.
+// TestCountOracleBinaries compares Count and Trace on larger programs: the
+// qemu oracle suite's (kept beside the repository as ../shared/oracle),
+// built in a writable copy of it, whose build/ directory
+// SIMRUN_ORACLE_BUILD names. It is opt-in because building them is slow;
+// cmd/simrun's TestOracleSuite runs the suite itself.
 func TestCountOracleBinaries(t *testing.T) {
 	build := os.Getenv("SIMRUN_ORACLE_BUILD")
 	if build == "" {
-		t.Skip("SIMRUN_ORACLE_BUILD (a build/ directory of ../shared/oracle) not set")
+		t.Skip("opt-in: set SIMRUN_ORACLE_BUILD to the build/ directory of a built copy of the qemu oracle suite (../shared/oracle)")
 	}
 	for _, name := range []string{"aarch64-O2/qsort", "s390x-z13O2/qsort", "s390x-O2/switch"} {
 		prog := filepath.Join(build, name)

@@ -97,8 +97,9 @@ func readGolden(t *testing.T, name string) []goldenRec {
 
 // TestParseGolden parses 1500-record windows of recorded qemu 7.2 logs
 // (-d exec,cpu,nochain,fpu) of the oracle's vecloops programs and compares
-// every record with the output of ../shared/oracle/qemu-trace --fp for the
-// same run (testdata/README).
+// every record with the output of qemu-trace --fp for the same run: the
+// qemu oracle suite's per-instruction trace tool, kept beside the
+// repository in ../shared/oracle (testdata/README says how they were made).
 func TestParseGolden(t *testing.T) {
 	for _, tc := range []struct {
 		arch string

@@ -26,7 +26,7 @@ type AuxEvent struct {
 }
 
 // Driver is a front end that programs a Unit the way Linux's arm_spe_pmu
-// driver does (SPE.md §8): it owns the AUX area perf maps, computes the
+// driver does (Linux drivers/perf/arm_spe_pmu.c behaviour): it owns the AUX area perf maps, computes the
 // buffer limits, handles the buffer interrupt (buffer full, faults,
 // collisions), pads and restarts, and hands finished chunks to the
 // consumer (perf record's reader).

@@ -73,7 +73,8 @@ func EventByName(name string) (uint, bool) {
 }
 
 // filterableEvents is the mask of event bits PMSEVFR/PMSNEVFR can filter
-// on this implementation (SPE.md §5.1). simrun implements no IMPDEF
+// on this implementation (Arm ARM D24.7 PMSEVFR_EL1, and the mask built by
+// the pseudocode SPEFilterByEvents). simrun implements no IMPDEF
 // events, no SVE/SME and no remote accesses; it does raise L1D access,
 // TLB access and (with LLCEvents) the last-level cache events, so those
 // are filterable before v1p4 too (an IMPDEF choice).

@@ -5,9 +5,13 @@
 // way Linux's arm_spe_pmu driver does, and the packet decoder with perf's
 // dump text.
 //
-// Facts follow shared/reference/SPE.md (the Arm ARM M.a.a chapters D17,
-// D18 and D24.7 restated); every IMPLEMENTATION DEFINED or CONSTRAINED
-// UNPREDICTABLE choice is a field of Choices with a documented default.
+// Facts follow the Arm ARM (DDI0487 M.a.a): chapter D17 "The Statistical
+// Profiling Extension", D18 "SPE Sample Record Specification", the SPE
+// registers in D24.7 and the SPE* pseudocode functions of J1.1; the
+// driver and decoder reproduce Linux's drivers/perf/arm_spe_pmu.c and
+// tools/perf/util/arm-spe-decoder. Every IMPLEMENTATION DEFINED or
+// CONSTRAINED UNPREDICTABLE choice is a field of Choices with a documented
+// default (see Choices in filter.go and ARCHITECTURE.md).
 package spe
 
 import "fmt"

@@ -12,57 +12,85 @@ const (
 	CUDiscard    = CURejectAll // silently discard the record
 )
 
-// Choices are simrun's decisions where the architecture leaves one
-// (SPE.md §10); DefaultChoices gives the documented defaults.
+// Choices are simrun's decisions where the Arm ARM leaves the behaviour
+// CONSTRAINED UNPREDICTABLE (one field per setting; DefaultChoices gives the
+// defaults). Each field says what the setting is, what the architecture
+// permits, what simrun does by default and why.
 //
-// Besides these knobs, simrun fixes the following (no knob):
+// Besides these knobs, simrun fixes the following (no knob), each for the
+// reason given:
 //   - PMSIRR.INTERVAL = 0 gives an UNKNOWN sampling interval (Arm ARM
-//     D24.7.15, SPE.md §10 #6): simrun reloads the counter with the unit's
+//     D24.7.15, PMSIRR_EL1). simrun reloads the counter with the unit's
 //     minimum interval (PMSIDR.Interval, e.g. 1024 on neoverse-n1), so a
-//     zero interval samples as if the minimum had been programmed. A
-//     nonzero INTERVAL below that minimum is architecturally only "likely
-//     to cause sample collisions" (PMSIDR.Interval): it is used as written.
-//   - PMSCR.PCT: simrun has one clock (the timing model's nanoseconds), so
-//     every PCT value, the reserved 0b10 included (§10 #7), gives the same
-//     timestamps.
+//     zero interval samples as if the minimum had been programmed: that is
+//     the densest rate the unit advertises, and it never divides by zero
+//     or stalls sampling. A nonzero INTERVAL below that minimum is
+//     architecturally only "likely to cause sample collisions"
+//     (PMSIDR_EL1.Interval), not unpredictable: it is used as written.
+//   - PMSCR.PCT selects the timestamp clock; its reserved value 0b10 is
+//     treated as some non-reserved value (pseudocode
+//     Unpredictable_PMSCR_PCT). simrun has one clock (the timing model's
+//     nanoseconds), so every PCT value, 0b10 included, gives the same
+//     timestamps and no choice is left to make.
 //   - PMBPTR bits [Align-1:0] (PMBIDR.Align > 0) are read/write, so a
 //     misaligned pointer is possible (see MisalignedPointer).
-//   - A PMBPTR whose top byte differs from LIMIT's (§10 #10) is translated
-//     as it stands, as SPEWriteToBuffer does: simrun's owning regime maps
-//     only the AUX area, so the write takes a stage 1 translation fault
-//     (PMBSR EC 0x24, FSC 0x07) with PMBPTR left at the faulting address.
+//   - A PMBPTR whose top byte differs from LIMIT's breaks the pointer
+//     restrictions of Arm ARM D17.7.4 (rule RPGGHS), which permit, among
+//     others, writing to any address the owning regime can write or
+//     raising any MMU fault. simrun translates the pointer as it stands, as
+//     the pseudocode SPEWriteToBuffer does: its owning regime maps only the
+//     AUX area, so the write takes a stage 1 translation fault (PMBSR EC
+//     0x24, FSC 0x07) with PMBPTR left at the faulting address — the
+//     behaviour software already handles for any unmapped buffer page.
 //   - PMBLIMITR.PMFZ (freeze the PMU on a management event) has nothing to
 //     freeze: simrun models no PMU event counters besides SPE's own.
 type Choices struct {
-	// EmptyEventFilter: PMSFCR.FE=1 with no filterable bit in PMSEVFR
-	// (§10 #1); likewise FnE=1 with PMSNEVFR empty (#2). Default: as if
-	// that filter were off.
+	// EmptyEventFilter: PMSFCR.FE=1 while PMSEVFR_EL1 has no filterable
+	// bit set; likewise FnE=1 with PMSNEVFR_EL1 empty. The architecture
+	// permits recording no samples or behaving as if that filter were off
+	// (Arm ARM D24.7, PMSFCR_EL1.FE/FnE; pseudocode Unpredictable_BADPMSFCR
+	// in SPEFilterByEvents). Default: as if the filter were off — an empty
+	// "must have" set constrains nothing.
 	EmptyEventFilter CU
-	// BothEventFilters: FE=FnE=1 with a bit set in both registers (#3).
-	// Default: reject everything (the two filters contradict each other).
+	// BothEventFilters: FE=FnE=1 with the same bit set in PMSEVFR and
+	// PMSNEVFR; the pseudocode makes both rejections CONSTRAINED
+	// UNPREDICTABLE booleans. Default: reject everything, since no sample
+	// can both have and lack an event, so the two filters contradict each
+	// other.
 	BothEventFilters CU
-	// EmptyTypeFilter: FT=1 without EFT and no B/LD/ST bit (#4). Default:
-	// as if FT were 0.
+	// EmptyTypeFilter: PMSFCR.FT=1 on a unit without FEAT_SPE_EFT and no
+	// B/LD/ST bit set (Arm ARM D24.7, PMSFCR_EL1.FT; SPEFilterByType).
+	// Default: as if FT were 0, for the same reason as EmptyEventFilter.
 	EmptyTypeFilter CU
-	// ZeroMinLatency: FL=1 with MINLAT=0 (#5). Default: as if FL were 0.
+	// ZeroMinLatency: PMSFCR.FL=1 with PMSLATFR.MINLAT=0 (Arm ARM D24.7,
+	// PMSFCR_EL1.FL; SPEFilterByLatency). Default: as if FL were 0 — every
+	// latency is at least 0, so this also equals the filter's plain reading.
 	ZeroMinLatency CU
 	// ReservedFM: PMBLIMITR.FM = 0b01 or 0b11, or 0b10 (discard) on a unit
-	// before SPEv1p2 where it is reserved too (#25). Default: fill mode;
-	// CURejectAll makes it discard mode.
+	// before SPEv1p2 where it is reserved too. The SPE text does not say
+	// what a reserved FM does (Arm ARM D24.7.2, PMBLIMITR_EL1.FM), so the
+	// general rule for reserved values applies: behave as some
+	// non-reserved value. Default: fill mode, the only mode every SPE
+	// version has; CURejectAll makes it discard mode.
 	ReservedFM CU
 	// BadPointer: a record is about to be written while PMBPTR >
 	// LIMIT - 2^MaxSize (the pointer at, beyond or too close to the limit,
-	// including a LIMIT below 2^MaxSize) (#10). Default (CURaiseEvent): a
-	// buffer-full management event (PMBSR EC 0, BSC 0b000001, as
-	// SPEBufferIsFull would say) before any byte is written, PMBPTR
-	// unchanged, counted as SAMPLE_BUFFER_FULL; CUDiscard: the record is
-	// silently discarded.
+	// including a LIMIT below 2^MaxSize), which breaks the pointer
+	// restrictions of Arm ARM D17.7.4 (rule RPGGHS). Default
+	// (CURaiseEvent): a buffer-full management event (PMBSR EC 0, BSC
+	// 0b000001, as SPEBufferIsFull would report) before any byte is
+	// written, PMBPTR unchanged, counted as SAMPLE_BUFFER_FULL — an event
+	// Linux's arm_spe_pmu driver already handles, so the condition is
+	// visible rather than silent; CUDiscard: the record is silently
+	// discarded.
 	BadPointer CU
 	// MisalignedPointer: PMBPTR not a multiple of 2^PMBIDR.Align when a
-	// record is about to be written (#11, UNPREDICTABLE). Default
-	// (CURaiseEvent): an Alignment fault management event, PMBSR EC 0x24
+	// record is about to be written, UNPREDICTABLE (Arm ARM Table D17-11,
+	// which names an Alignment fault among the outcomes). Default
+	// (CURaiseEvent): that Alignment fault management event, PMBSR EC 0x24
 	// (stage 1 data abort), FSC 0b100001, PMBPTR unchanged, nothing
-	// written; CUDiscard: the record is silently discarded.
+	// written, so the error is visible to software; CUDiscard: the record
+	// is silently discarded.
 	MisalignedPointer CU
 }
 
@@ -94,8 +122,11 @@ type FilterInput struct {
 	DS       uint16
 }
 
-// filter evaluates all five filters (SPE.md §5), counting their PMU events,
-// and reports whether the sample is kept.
+// filter evaluates all five filters (event, inverted event, type, latency,
+// data source), counting their PMU events, and reports whether the sample
+// is kept, as the Arm ARM pseudocode SPECollectRecord does with
+// SPEFilterByEvents, SPEFilterByType, SPEFilterByLatency and
+// SPEFilterByDataSource (Arm ARM D17.5).
 func filter(f *Features, r *Regs, ch *Choices, in FilterInput, pmu *PMU) bool {
 	fcr := r.Get(PMSFCR)
 	bit := func(n uint) bool { return fcr>>n&1 == 1 }

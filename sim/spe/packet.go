@@ -42,7 +42,8 @@ var (
 )
 
 // DecodePacket decodes the packet at the start of b, recognising headers in
-// the order perf does (SPE.md §9.1). Runs of padding up to 16 bytes are one
+// the order perf's arm_spe_get_packet does (Linux
+// tools/perf/util/arm-spe-decoder/arm-spe-pkt-decoder.c). Runs of padding up to 16 bytes are one
 // packet, as perf prints them.
 func DecodePacket(b []byte) (Packet, error) {
 	if len(b) == 0 {

@@ -6,7 +6,8 @@ import (
 	"simrun/sim/cpu"
 )
 
-// Packet headers (SPE.md §6.2). A short header byte is
+// Packet headers (Arm ARM D18.1 and D18.2, SPE Sample Record
+// Specification). A short header byte is
 //
 //	 7  6 5  4 3     0
 //	┌────┬────┬───────┐
@@ -69,7 +70,7 @@ type Sample struct {
 }
 
 // TypeFlags are the sample's operation-type flags for the type filter
-// (SPE.md §5.2).
+// (Arm ARM D17.5.1 type definitions; pseudocode SPEFilterByType).
 func (s *Sample) TypeFlags() uint8 {
 	var f uint8
 	switch s.Op.Class {
@@ -91,7 +92,8 @@ func (s *Sample) TypeFlags() uint8 {
 	return f
 }
 
-// opType returns the Operation Type class and payload (SPE.md §6.5).
+// opType returns the Operation Type class and payload (Arm ARM D18.2,
+// Operation Type packet; pseudocode SPEConstructClass).
 func opType(f *Features, op *cpu.Op) (class, payload byte) {
 	switch op.Class {
 	case cpu.ClassBranch:

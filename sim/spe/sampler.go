@@ -2,7 +2,8 @@ package spe
 
 import "math/rand/v2"
 
-// sampler is the interval counter (SPE.md §4.2): PMSICR.COUNT counts
+// sampler is the interval counter (Arm ARM D17.3; pseudocode
+// SPEStartSample, SPEResetSampleCounter): PMSICR.COUNT counts
 // population members down from PMSIRR.INTERVAL x 256; with PMSIRR.RND the
 // interval gets random jitter, either in COUNT[7:0] at reload or, with
 // FEAT_SPE_ERnd, through PMSICR.ECOUNT after COUNT expires. The counters

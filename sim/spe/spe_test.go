@@ -385,8 +385,8 @@ func TestBufferFault(t *testing.T) {
 	assert.Contains(t, Syndrome(0x24<<26|1<<17|0x07), "FSC 0x07")
 }
 
-// TestBufferPointerRestrictions: a limit below the pointer (SPE.md §10
-// #10) raises buffer full before any byte is written, or with the other
+// TestBufferPointerRestrictions: a limit below the pointer (the pointer
+// restrictions of Arm ARM D17.7.4, Choices.BadPointer) raises buffer full before any byte is written, or with the other
 // choice discards the record silently; a bad limit via SetChecked is
 // accepted (it is not a reserved-bit error) and so reaches this path.
 func TestBufferPointerRestrictions(t *testing.T) {

@@ -155,7 +155,7 @@ func (u *Unit) discarding() bool {
 		return false
 	case fm == fmDiscard && u.F.Version >= V1p2:
 		return true
-	default: // reserved: 0b01, 0b11, and 0b10 before SPEv1p2 (SPE.md §10 #25)
+	default: // reserved: 0b01, 0b11, and 0b10 before SPEv1p2 (Choices.ReservedFM)
 		return u.Ch.ReservedFM == CURejectAll
 	}
 }
@@ -176,13 +176,14 @@ func (u *Unit) physical(va uint64) uint64 {
 func (u *Unit) limit() uint64 { return u.Regs.Get(PMBLIMITR) &^ 0xfff }
 
 // full is the buffer-full condition for a pointer: no room for a record of
-// the maximum size below the limit (SPE.md §7.3).
+// the maximum size below the limit (Arm ARM D17, pseudocode
+// SPEBufferIsFull).
 func (u *Unit) full(ptr uint64) bool {
 	max := uint64(1) << u.F.MaxSize
 	return u.limit() < max || ptr > u.limit()-max
 }
 
-// write stores a record at PMBPTR byte by byte (SPE.md §7.2,
+// write stores a record at PMBPTR byte by byte (Arm ARM D17.7, pseudocode
 // SPEWriteToBuffer). Before any byte: a pointer too close to (or past)
 // the limit is Choices.BadPointer's case, a misaligned one
 // Choices.MisalignedPointer's. A byte whose address does not translate
@@ -236,7 +237,7 @@ func (u *Unit) write(rec []byte) {
 // WriteReg writes a register as software's MSR does, reporting bits that
 // are RES0 on this unit (Regs.SetChecked). A write that sets PMBSR.S
 // asserts the buffer interrupt at once, as a management event would (the
-// PMBIRQ level follows PMBSR.S, SPE.md §7.8).
+// PMBIRQ level follows PMBSR.S, Arm ARM D17; pseudocode SPECycle).
 func (u *Unit) WriteReg(reg Reg, v uint64) error {
 	if err := u.Regs.SetChecked(reg, v); err != nil {
 		return err

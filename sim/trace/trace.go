@@ -1,7 +1,8 @@
 // Package trace writes per-instruction traces of a cpu.Machine: a text
 // listing (pc, disassembly, registers written) and JSON Lines in the schema
-// of shared/oracle/qemu-trace, so a simrun trace diffs directly against
-// qemu's.
+// of qemu-trace, the per-instruction register trace of qemu-user used as
+// the oracle (schema below, at JSON), so a simrun trace diffs directly
+// against qemu's.
 package trace
 
 import (

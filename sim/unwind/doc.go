@@ -15,8 +15,9 @@
 // Tracer walks a stack with one method (SFrame, .eh_frame rows, or the
 // frame chain: aarch64 x29 records, s390x back chain).  Each method turns
 // what it knows about a pc into a Row (CFA, RA and FP rules); one step
-// function applies a Row with the rules of shared/reference/SFRAME.md §4
-// (the Linux kernel's unwind_user), relaxed or tightened by a Policy
+// function applies a Row with the unwinding rules of the SFrame format
+// specification as the Linux kernel's SFrame user unwinder applies them
+// (the unwind_user SFrame patch series), relaxed or tightened by a Policy
 // (ParsePolicy, PolicySwitches: ra or ra-1 lookup, topmost-only rules,
 // depth, gaps, PAC stripping).  Walks never panic on hostile stacks or
 // data: every walk ends with a Stop that says why, within the depth limit,

@@ -8,7 +8,9 @@ import (
 
 // Policy holds the switches in which real unwinders differ.  The zero
 // value is not valid; DefaultPolicy gives the Linux kernel's rules (the
-// unwind_user SFrame series, ../shared/reference/SFRAME.md §4).
+// unwind_user SFrame patch series, kernel/unwind/sframe.c and user.c:
+// return addresses looked up as they are, RA or FP in registers and
+// non-SP/FP CFA bases only in the topmost frame, PAC stripped).
 type Policy struct {
 	// RAMinus1 looks return addresses up as ra-1 in outer frames, so a
 	// call that is the last instruction of a function (a call to a

@@ -11,9 +11,12 @@ import (
 
 // The stack tracer.  Every method (SFrame, .eh_frame, frame pointer /
 // back chain) reduces what it knows about a pc to one Row, and one
-// function (step) applies a Row to the current frame with the rules of
-// ../shared/reference/SFRAME.md §4 — the Linux kernel's unwind_user rules
-// — as relaxed or tightened by a Policy.  The architecture enters only
+// function (step) applies a Row to the current frame with the rules of the
+// SFrame format specification's unwinding appendix (binutils
+// libsframe/doc/sframe-spec.texi) as the Linux kernel's SFrame user
+// unwinder applies them (the unwind_user SFrame patch series:
+// kernel/unwind/sframe.c and user.c) — as relaxed or tightened by a
+// Policy.  The architecture enters only
 // as data: the abi.ABI's DWARF numbers, CFA and SP offsets, PAC mask and
 // frame record layout.
 //

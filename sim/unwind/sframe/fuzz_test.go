@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/shareddata"
 	"simrun/programs"
 	"simrun/sim/unwind"
 	"simrun/sim/unwind/abi"
@@ -73,18 +74,19 @@ func FuzzSFrameDecode(f *testing.F) {
 	})
 }
 
-// sharedDir returns ../shared if it is there (fuzz seeds only).
+// sharedDir returns the test-data folder found beside the repository
+// (../shared) if it is there: its binutils SFrame test inputs (libsframe
+// decode inputs, gas cfi-sframe outputs) only add fuzz seeds, so their
+// absence is no reason to skip or fail.
 func sharedDir() string {
-	for d, _ := os.Getwd(); d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			s := filepath.Join(filepath.Dir(d), "shared")
-			if _, err := os.Stat(s); err == nil {
-				return s
-			}
-			return ""
-		}
+	d, err := shareddata.Root()
+	if err != nil {
+		return ""
 	}
-	return ""
+	if _, err := os.Stat(d); err != nil {
+		return ""
+	}
+	return d
 }
 
 // ehFrame is an .eh_frame (little-endian, at 0x400000) of one CIE (code

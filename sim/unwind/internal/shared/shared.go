@@ -1,36 +1,26 @@
-// Package shared locates the test data in ../shared (beside the module
-// root) for the unwinding tests, which read it in place.
+// Package shared locates the SFrame conformance suite from binutils (the
+// gas cfi-sframe tests, libsframe decode inputs, byte-exact binutils 2.46
+// outputs; see its INDEX.md), found beside the repository in
+// ../shared/sframe, for the unwinding tests, which read it in place.
 package shared
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"simrun/internal/shareddata"
 )
 
-// Dir returns the absolute path of ../shared, or skips t when it is not
-// there.
+// Dir returns the absolute path of the shared test-data folder holding the
+// suite. Without the suite the test skips, naming the missing path, or
+// fails when CI is set (shareddata.Require).
 func Dir(t testing.TB) string {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			s := filepath.Join(filepath.Dir(d), "shared")
-			if _, err := os.Stat(filepath.Join(s, "sframe", "INDEX.md")); err != nil {
-				t.Skipf("test data %s/sframe is not present (it sits beside the module root, as ../shared): skipped", s)
-			}
-			return s
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("no go.mod above the working directory")
-		}
-	}
+	index := shareddata.Require(t, "sframe/INDEX.md", "the SFrame conformance suite from binutils (gas cfi-sframe tests, libsframe decode inputs, objdump --sframe outputs), kept beside the repository as ../shared/sframe")
+	return filepath.Dir(filepath.Dir(index))
 }
 
-// SFrame returns the path of a file under ../shared/sframe.
+// SFrame returns the path of a file of the suite (under ../shared/sframe).
 func SFrame(t testing.TB, parts ...string) string {
 	return filepath.Join(append([]string{Dir(t), "sframe"}, parts...)...)
 }
