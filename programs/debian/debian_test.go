@@ -81,19 +81,6 @@ func (c tcase) out(files ...string) tcase { c.files = append(c.files, files...);
 
 func (c tcase) back(files ...string) tcase { c.restored = append(c.restored, files...); return c }
 
-// s390x marks the case a known failure on s390x: simrun lacks these
-// instructions, which the case's programs execute there (as qemu -d
-// in_asm shows). stckf: Debian's s390x ld.so reads the clock at start-up,
-// so every dynamically linked program needs it; vfae, vfee, vfene, vistr,
-// vstrc: the vector string instructions of glibc's string functions, which
-// it picks because HWCAP announces the vector facility; axbr, cxbr, ...,
-// lxr, tcxb (the "x" forms): 128-bit binary floating point, long double in
-// printf, strtold and the like; mvcle: the static glibc's memcpy and
-// memset for long operands.
-func (c tcase) s390x(insns ...string) tcase {
-	return c.fails("s390x", "simrun does not implement the s390x instructions "+strings.Join(insns, ", ")+" that it runs")
-}
-
 // fails marks the case a known failure on arch, for reason.
 func (c tcase) fails(arch, reason string) tcase {
 	m := map[string]string{}
@@ -173,201 +160,115 @@ printf '%s-%d\n' x 42
 // programs.
 var cases = []tcase{
 	// coreutils
-	one("cat", run("/bin/cat", "-n", "-A", "text.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("wc", run("/usr/bin/wc", "text.txt", "words.txt", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("sort", run("/usr/bin/sort", "words.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("sort-numeric", run("/usr/bin/sort", "-n", "-r", "-u", "nums.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("sort-keys", run("/usr/bin/sort", "-t,", "-k4,4", "-k3,3gr", "table.csv")).
-		s390x("stckf", "axbr", "kxbr", "lzxr", "vfee", "vfene"),
-	one("uniq", run("/usr/bin/uniq", "-c", "sorted.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("head", run("/usr/bin/head", "-n", "5", "text.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("tail", run("/usr/bin/tail", "-c", "150", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("cut", run("/usr/bin/cut", "-d,", "-f1,4", "--output-delimiter= ", "table.csv")).
-		s390x("stckf", "vfee", "vfene"),
-	one("tr", run("/usr/bin/tr", "-s", "a-z", "A-Z").in(debianText())).
-		s390x("stckf", "vfee", "vfene"),
-	one("tac", run("/usr/bin/tac", "text.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("nl", run("/usr/bin/nl", "-ba", "-w3", "text.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("fmt", run("/usr/bin/fmt", "-w", "40", "text.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("paste", run("/usr/bin/paste", "-d|", "words.txt", "sorted.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("od", run("/usr/bin/od", "-A", "x", "-t", "x1z", "-N", "256", "data.bin")).
-		s390x("stckf", "vfee", "vfene"),
-	one("od-words", run("/usr/bin/od", "-A", "d", "-t", "u4", "-t", "d2", "-N", "96", "data.bin")).
-		s390x("stckf", "vfee", "vfene"),
-	one("md5sum", run("/usr/bin/md5sum", "text.txt", "data.bin", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("sha1sum", run("/usr/bin/sha1sum", "data.bin", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("sha256sum", run("/usr/bin/sha256sum", "data.bin", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("sha256sum-check", run("/usr/bin/sha256sum", "-c", "sums.sha256")).
-		s390x("stckf", "vfee", "vfene"),
-	one("sha512sum", run("/usr/bin/sha512sum", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("b2sum", run("/usr/bin/b2sum", "data.bin", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("cksum", run("/usr/bin/cksum", "data.bin", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("base64", run("/usr/bin/base64", "data.bin")).
-		s390x("stckf", "vfee", "vfene"),
-	one("base64-decode", run("/usr/bin/base64", "-d", "text.b64")).
-		s390x("stckf", "vfee", "vfene"),
-	one("seq", run("/usr/bin/seq", "-w", "-s,", "1", "7", "300")).
-		s390x("stckf", "axbr", "cxbr", "kxbr", "ltxbr", "lxr", "lzxr", "mxbr", "tcxb", "vfae", "vfee", "vfene", "vistr"),
-	one("printf", run("/usr/bin/printf", `%05d|%x|%o|%s|%.3f|%e|%g|%b\n`, "42", "255", "8", "abc", "3.14159", "12345.678", "0.0001", `a\tb`)).
-		s390x("stckf", "axbr", "cxbr", "tcxb", "vfee", "vfene"),
-	one("expr", run("/usr/bin/expr", "123456789", "*", "987654321")).
-		s390x("stckf", "vfee", "vfene"),
-	one("expr-match", run("/usr/bin/expr", "abcdef", ":", `a\(.*\)e`)).
-		s390x("stckf", "vfee", "vfene"),
-	one("expr-false", run("/usr/bin/expr", "0", "+", "0")).
-		s390x("stckf", "vfee", "vfene"),
-	one("basename", run("/usr/bin/basename", "-s", ".txt", "/a/b/c.txt", "d.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("dirname", run("/usr/bin/dirname", "/a/b/c.txt", "x", "/")).
-		s390x("stckf", "vfee", "vfene"),
-	one("factor", run("/usr/bin/factor", "600851475143", "1234567890123", "18446744073709551557")).
-		s390x("stckf", "vfee", "vfene"),
-	one("numfmt", run("/usr/bin/numfmt", "--to=iec", "1024", "1048576", "123456789")).
-		s390x("stckf", "axbr", "cgxbr", "cxbr", "cxfbr", "cxgbr", "dxbr", "kxbr", "lxdbr", "lxr", "lzxr", "mxbr", "sxbr", "tcxb", "vfee", "vfene"),
-	one("date", run("/bin/date", "-u", "-d", "@1700000000", "+%Y-%m-%d %H:%M:%S %A %j %s")).
-		s390x("stckf", "vfee", "vfene"),
-	one("ls", run("/bin/ls", "-R", "-F", "tree")).
-		s390x("stckf", "vfee", "vfene"),
-	one("ls-long", run("/bin/ls", "-l", "-n", "-a", "--time-style=+%Y-%m-%d", "tree", "tree/b")).
-		s390x("stckf", "vfee", "vfene"),
-	one("stat", run("/usr/bin/stat", "-c", "%n %s %F %a %h %Y", "text.txt", "tree", "tree/b/d.dat")).
-		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
-	one("du", run("/usr/bin/du", "-a", "-b", "tree")).
-		s390x("stckf", "vfee", "vfene"),
-	one("split", run("/usr/bin/split", "-l", "5", "-d", "text.txt", "part.")).out("part.00", "part.01", "part.02").
-		s390x("stckf", "vfee", "vfene"),
-	one("cp", run("/bin/cp", "-r", "tree", "tree2")).then(run("/bin/ls", "-R", "tree2")).out("tree2/b/d.dat", "tree2/h.txt").
-		s390x("stckf", "vfee", "vfene"),
-	one("dd", run("/bin/dd", "if=data.bin", "of=dd.out", "bs=100", "skip=3", "count=7", "conv=swab")).out("dd.out").
-		s390x("stckf", "cxbr", "cxfbr", "cxlgbr", "dxbr", "kxbr", "lxr", "mxbr", "tcxb", "vfee", "vfene"),
+	one("cat", run("/bin/cat", "-n", "-A", "text.txt")),
+	one("wc", run("/usr/bin/wc", "text.txt", "words.txt", "big.txt")),
+	one("sort", run("/usr/bin/sort", "words.txt")),
+	one("sort-numeric", run("/usr/bin/sort", "-n", "-r", "-u", "nums.txt")),
+	one("sort-keys", run("/usr/bin/sort", "-t,", "-k4,4", "-k3,3gr", "table.csv")),
+	one("uniq", run("/usr/bin/uniq", "-c", "sorted.txt")),
+	one("head", run("/usr/bin/head", "-n", "5", "text.txt")),
+	one("tail", run("/usr/bin/tail", "-c", "150", "big.txt")),
+	one("cut", run("/usr/bin/cut", "-d,", "-f1,4", "--output-delimiter= ", "table.csv")),
+	one("tr", run("/usr/bin/tr", "-s", "a-z", "A-Z").in(debianText())),
+	one("tac", run("/usr/bin/tac", "text.txt")),
+	one("nl", run("/usr/bin/nl", "-ba", "-w3", "text.txt")),
+	one("fmt", run("/usr/bin/fmt", "-w", "40", "text.txt")),
+	one("paste", run("/usr/bin/paste", "-d|", "words.txt", "sorted.txt")),
+	one("od", run("/usr/bin/od", "-A", "x", "-t", "x1z", "-N", "256", "data.bin")),
+	one("od-words", run("/usr/bin/od", "-A", "d", "-t", "u4", "-t", "d2", "-N", "96", "data.bin")),
+	one("md5sum", run("/usr/bin/md5sum", "text.txt", "data.bin", "big.txt")),
+	one("sha1sum", run("/usr/bin/sha1sum", "data.bin", "big.txt")),
+	one("sha256sum", run("/usr/bin/sha256sum", "data.bin", "big.txt")),
+	one("sha256sum-check", run("/usr/bin/sha256sum", "-c", "sums.sha256")),
+	one("sha512sum", run("/usr/bin/sha512sum", "big.txt")),
+	one("b2sum", run("/usr/bin/b2sum", "data.bin", "big.txt")),
+	one("cksum", run("/usr/bin/cksum", "data.bin", "big.txt")),
+	one("base64", run("/usr/bin/base64", "data.bin")),
+	one("base64-decode", run("/usr/bin/base64", "-d", "text.b64")),
+	one("seq", run("/usr/bin/seq", "-w", "-s,", "1", "7", "300")),
+	one("printf", run("/usr/bin/printf", `%05d|%x|%o|%s|%.3f|%e|%g|%b\n`, "42", "255", "8", "abc", "3.14159", "12345.678", "0.0001", `a\tb`)),
+	one("expr", run("/usr/bin/expr", "123456789", "*", "987654321")),
+	one("expr-match", run("/usr/bin/expr", "abcdef", ":", `a\(.*\)e`)),
+	one("expr-false", run("/usr/bin/expr", "0", "+", "0")),
+	one("basename", run("/usr/bin/basename", "-s", ".txt", "/a/b/c.txt", "d.txt")),
+	one("dirname", run("/usr/bin/dirname", "/a/b/c.txt", "x", "/")),
+	one("factor", run("/usr/bin/factor", "600851475143", "1234567890123", "18446744073709551557")),
+	one("numfmt", run("/usr/bin/numfmt", "--to=iec", "1024", "1048576", "123456789")),
+	one("date", run("/bin/date", "-u", "-d", "@1700000000", "+%Y-%m-%d %H:%M:%S %A %j %s")),
+	one("ls", run("/bin/ls", "-R", "-F", "tree")),
+	one("ls-long", run("/bin/ls", "-l", "-n", "-a", "--time-style=+%Y-%m-%d", "tree", "tree/b")),
+	one("stat", run("/usr/bin/stat", "-c", "%n %s %F %a %h %Y", "text.txt", "tree", "tree/b/d.dat")),
+	one("du", run("/usr/bin/du", "-a", "-b", "tree")),
+	one("split", run("/usr/bin/split", "-l", "5", "-d", "text.txt", "part.")).out("part.00", "part.01", "part.02"),
+	one("cp", run("/bin/cp", "-r", "tree", "tree2")).then(run("/bin/ls", "-R", "tree2")).out("tree2/b/d.dat", "tree2/h.txt"),
+	one("dd", run("/bin/dd", "if=data.bin", "of=dd.out", "bs=100", "skip=3", "count=7", "conv=swab")).out("dd.out"),
 	one("mkdir-mv-rm", run("/bin/mkdir", "-p", "x/y/z")).then(run("/bin/mv", "text.txt", "x/y/z/t")).
-		then(run("/bin/rm", "-r", "tree")).then(run("/bin/ls", "-R", ".")).out("x/y/z/t").
-		s390x("stckf", "vfee", "vfene"),
-	one("sort-tempfiles", run("/usr/bin/sort", "-S", "64K", "-T", ".", "-k2,2", "-k1,1nr", "big.txt")).
-		s390x("stckf", "vfee", "vfene"),
+		then(run("/bin/rm", "-r", "tree")).then(run("/bin/ls", "-R", ".")).out("x/y/z/t"),
+	one("sort-tempfiles", run("/usr/bin/sort", "-S", "64K", "-T", ".", "-k2,2", "-k1,1nr", "big.txt")),
 	one("symlink", run("/bin/ln", "-s", "../text.txt", "tree/link")).then(run("/bin/readlink", "tree/link")).
-		then(run("/usr/bin/stat", "-c", "%N %F %s", "tree/link")).then(run("/usr/bin/wc", "-l", "tree/link")).
-		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+		then(run("/usr/bin/stat", "-c", "%N %F %s", "tree/link")).then(run("/usr/bin/wc", "-l", "tree/link")),
 	one("touch", run("/bin/touch", "-m", "-d", "2001-02-03 04:05:06", "text.txt")).
-		then(run("/usr/bin/stat", "-c", "%Y %n", "text.txt")).then(run("/bin/ls", "-t", "-1")).
-		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+		then(run("/usr/bin/stat", "-c", "%Y %n", "text.txt")).then(run("/bin/ls", "-t", "-1")),
 	one("chmod", run("/bin/chmod", "640", "text.txt")).then(run("/bin/chmod", "-R", "go-rx", "tree")).
-		then(run("/usr/bin/stat", "-c", "%a %n", "text.txt", "tree", "tree/b", "tree/b/c.txt")).
-		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+		then(run("/usr/bin/stat", "-c", "%a %n", "text.txt", "tree", "tree/b", "tree/b/c.txt")),
 	one("truncate", run("/usr/bin/truncate", "-s", "100", "text.txt")).then(run("/usr/bin/truncate", "-s", "+1K", "data.bin")).
-		then(run("/usr/bin/wc", "-c", "text.txt", "data.bin")).out("text.txt", "data.bin").
-		s390x("stckf", "vfee", "vfene"),
-	one("tee", run("/usr/bin/tee", "out1.txt", "out2.txt").in("one\ntwo\nthree\n")).out("out1.txt", "out2.txt").
-		s390x("stckf", "vfee", "vfene"),
-	one("shuf", run("/usr/bin/shuf", "--random-source=data.bin", "words.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("csplit", run("/usr/bin/csplit", "-f", "cs.", "text.txt", "5", "/alpha/")).out("cs.00", "cs.01", "cs.02").
-		s390x("stckf", "vfee", "vfene"),
+		then(run("/usr/bin/wc", "-c", "text.txt", "data.bin")).out("text.txt", "data.bin"),
+	one("tee", run("/usr/bin/tee", "out1.txt", "out2.txt").in("one\ntwo\nthree\n")).out("out1.txt", "out2.txt"),
+	one("shuf", run("/usr/bin/shuf", "--random-source=data.bin", "words.txt")),
+	one("csplit", run("/usr/bin/csplit", "-f", "cs.", "text.txt", "5", "/alpha/")).out("cs.00", "cs.01", "cs.02"),
 	// grep, sed, diffutils, findutils, tar
-	one("grep", run("/bin/grep", "-n", "-i", "-E", "the (simulator|kernel)", "text.txt")).
-		s390x("stckf", "vfee", "vfene", "vstrc"),
-	one("grep-count", run("/bin/grep", "-c", "-w", "-F", "alpha", "text.txt", "words.txt")).
-		s390x("stckf", "vfee", "vfene", "vstrc"),
-	one("grep-only", run("/bin/grep", "-o", "-E", `[0-9]+(\.[0-9]+)?`, "text.txt")).
-		s390x("stckf", "vfee", "vstrc"),
-	one("grep-recursive", run("/bin/grep", "-r", "-c", "-i", "the", "tree")).
-		s390x("stckf", "vfee", "vstrc"),
-	one("grep-none", run("/bin/grep", "-q", "zebra", "text.txt")).
-		s390x("stckf", "vfee", "vfene", "vstrc"),
-	one("sed", run("/bin/sed", "-n", "-e", `s/\([a-z]*\)ing/[\1]/gp`, "text.txt")).
-		s390x("stckf", "vfee", "vfene", "vstrc"),
-	one("sed-inplace", run("/bin/sed", "-i", "-e", "1d", "-e", "s/the/THE/g", "text.txt")).out("text.txt").
-		s390x("stckf", "vfee", "vfene", "vstrc"),
-	one("diff", run("/usr/bin/diff", "-u", "text.txt", "text2.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("cmp", run("/usr/bin/cmp", "text.txt", "text2.txt")).
-		s390x("stckf", "vfee", "vfene"),
-	one("find", run("/usr/bin/find", "tree", "-name", "*.txt", "-printf", "%p %s %d\n")).
-		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
+	one("grep", run("/bin/grep", "-n", "-i", "-E", "the (simulator|kernel)", "text.txt")),
+	one("grep-count", run("/bin/grep", "-c", "-w", "-F", "alpha", "text.txt", "words.txt")),
+	one("grep-only", run("/bin/grep", "-o", "-E", `[0-9]+(\.[0-9]+)?`, "text.txt")),
+	one("grep-recursive", run("/bin/grep", "-r", "-c", "-i", "the", "tree")),
+	one("grep-none", run("/bin/grep", "-q", "zebra", "text.txt")),
+	one("sed", run("/bin/sed", "-n", "-e", `s/\([a-z]*\)ing/[\1]/gp`, "text.txt")),
+	one("sed-inplace", run("/bin/sed", "-i", "-e", "1d", "-e", "s/the/THE/g", "text.txt")).out("text.txt"),
+	one("diff", run("/usr/bin/diff", "-u", "text.txt", "text2.txt")),
+	one("cmp", run("/usr/bin/cmp", "text.txt", "text2.txt")),
+	one("find", run("/usr/bin/find", "tree", "-name", "*.txt", "-printf", "%p %s %d\n")),
 	one("tar", run("/bin/tar", "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "-cf", "out.tar", "tree")).
 		then(run("/bin/tar", "-tvf", "out.tar")).then(run("/bin/mkdir", "x")).then(run("/bin/tar", "-C", "x", "-xf", "out.tar")).
-		out("out.tar", "x/tree/b/d.dat", "x/tree/h.txt").
-		s390x("stckf", "vfee", "vfene"),
+		out("out.tar", "x/tree/b/d.dat", "x/tree/h.txt"),
 	// compressors: compress, then decompress in place
 	one("gzip", run("/bin/gzip", "-9", "-n", "big.txt")).then(run("/bin/gzip", "-l", "big.txt.gz")).
-		then(run("/bin/gzip", "-d", "big.txt.gz")).back("big.txt").
-		s390x("stckf", "vfee"),
-	one("gzip-stdout", run("/bin/gzip", "-c", "-n", "-6", "text.txt")).
-		s390x("stckf"),
+		then(run("/bin/gzip", "-d", "big.txt.gz")).back("big.txt"),
+	one("gzip-stdout", run("/bin/gzip", "-c", "-n", "-6", "text.txt")),
 	one("bzip2", run("/bin/bzip2", "-9", "big.txt")).then(run("/bin/bzip2", "-t", "big.txt.bz2")).
-		then(run("/bin/bunzip2", "big.txt.bz2")).back("big.txt").
-		s390x("stckf", "vfee", "vfene"),
+		then(run("/bin/bunzip2", "big.txt.bz2")).back("big.txt"),
 	one("xz", run("/usr/bin/xz", "-6", "-k", "big.txt")).then(run("/usr/bin/xz", "-l", "big.txt.xz")).
-		then(run("/bin/rm", "big.txt")).then(run("/usr/bin/unxz", "big.txt.xz")).back("big.txt").
-		s390x("stckf", "vfee", "vfene", "vstrc"),
+		then(run("/bin/rm", "big.txt")).then(run("/usr/bin/unxz", "big.txt.xz")).back("big.txt"),
 	one("zstd", run("/usr/bin/zstd", "-q", "-12", "--no-asyncio", "--rm", "big.txt")).then(run("/usr/bin/zstd", "-l", "big.txt.zst")).
-		then(run("/usr/bin/zstd", "-q", "-d", "--no-asyncio", "--rm", "big.txt.zst")).back("big.txt").
-		s390x("stckf", "vfee", "vfene"),
+		then(run("/usr/bin/zstd", "-q", "-d", "--no-asyncio", "--rm", "big.txt.zst")).back("big.txt"),
 	one("zstd-threads", run("/usr/bin/zstd", "-q", "-3", "big.txt")).out("big.txt.zst").
 		fails("arm64", "zstd's asynchronous I/O starts a thread (clone): simrun runs one thread").
-		fails("s390x", "zstd's asynchronous I/O starts a thread (clone): simrun runs one thread; and stckf, vfee, vfene are not implemented"),
+		fails("s390x", "zstd's asynchronous I/O starts a thread (clone): simrun runs one thread"),
 	// interpreters and a database engine
 	one("perl-words", run("/usr/bin/perl", "-e",
 		`my %c; $c{lc $_}++ for grep { length } split /\W+/, join "", <>; print "$_ $c{$_}\n" for sort { $c{$b} <=> $c{$a} || $a cmp $b } keys %c`,
-		"text.txt")).
-		s390x("stckf", "vfee", "vfene"),
+		"text.txt")),
 	one("perl-math", run("/usr/bin/perl", "-e",
-		`my ($a, $b) = (0, 1); ($a, $b) = ($b, $a + $b) for 1 .. 90; printf "%d %.10g %s\n", $a, sqrt(2) * 1e6, join(",", map { $_ * $_ } 1 .. 12); print unpack("H*", pack("N n C a4", 0xdeadbeef, 513, 7, "ab")), "\n"; printf "%.12e\n", atan2(1, 1) * 4`)).
-		s390x("stckf", "ldxbr", "lxdbr", "vfee", "vfene"),
-	one("perl-file", run("/usr/bin/perl", "-ne", `chomp; my @f = split /,/; $s{$f[3]} += $f[1] * $f[2]; END { printf "%s %.2f\n", $_, $s{$_} for sort keys %s }`, "table.csv")).
-		s390x("stckf", "ldxbr", "lxdbr", "vfee", "vfene"),
-	one("perl-files", run("/usr/bin/perl", "-e", perlFiles)).
-		s390x("stckf", "vfee", "vfene"),
+		`my ($a, $b) = (0, 1); ($a, $b) = ($b, $a + $b) for 1 .. 90; printf "%d %.10g %s\n", $a, sqrt(2) * 1e6, join(",", map { $_ * $_ } 1 .. 12); print unpack("H*", pack("N n C a4", 0xdeadbeef, 513, 7, "ab")), "\n"; printf "%.12e\n", atan2(1, 1) * 4`)),
+	one("perl-file", run("/usr/bin/perl", "-ne", `chomp; my @f = split /,/; $s{$f[3]} += $f[1] * $f[2]; END { printf "%s %.2f\n", $_, $s{$_} for sort keys %s }`, "table.csv")),
+	one("perl-files", run("/usr/bin/perl", "-e", perlFiles)),
 	one("mawk-files", run("/usr/bin/mawk", "-F,", `{ print $1 > ($4 ".txt") } END { close("Berlin.txt"); while ((getline l < "Berlin.txt") > 0) n++; print n }`, "table.csv")).
-		out("Berlin.txt", "Graz.txt", "Lyon.txt", "Oslo.txt", "Porto.txt", "Turin.txt").
-		s390x("stckf", "vfee", "vfene"),
-	one("mawk", run("/usr/bin/mawk", "-F,", `{ q[$4] += $2; s += $2 * $3 } END { for (c in q) print c, q[c]; printf "%.2f %d\n", s, NR }`, "table.csv")).
-		s390x("stckf", "vfee", "vfene"),
-	one("mawk-primes", run("/usr/bin/mawk", `BEGIN { for (i = 2; n < 300; i++) { p = 1; for (j = 2; j * j <= i; j++) if (i % j == 0) { p = 0; break }; if (p) { n++; printf "%d ", i } }; print ""; print sin(1), exp(10), log(2) }`)).
-		s390x("stckf", "vfee", "vfene"),
-	one("bc", run("/usr/bin/bc", "-l").in("scale=60; 4*a(1)\n2^300\nsqrt(2)\ne(1)\n")).
-		s390x("stckf", "vfee"),
-	one("sqlite3", run("/usr/bin/sqlite3").in(sqlScript)).
-		s390x("stckf", "axbr", "cfxbr", "cxfbr", "cxgbr", "dxbr", "kxbr", "ldxbr", "lxdb", "lxdbr", "lxr", "lzxr", "mxbr", "sxbr", "vfee", "vfene"),
+		out("Berlin.txt", "Graz.txt", "Lyon.txt", "Oslo.txt", "Porto.txt", "Turin.txt"),
+	one("mawk", run("/usr/bin/mawk", "-F,", `{ q[$4] += $2; s += $2 * $3 } END { for (c in q) print c, q[c]; printf "%.2f %d\n", s, NR }`, "table.csv")),
+	one("mawk-primes", run("/usr/bin/mawk", `BEGIN { for (i = 2; n < 300; i++) { p = 1; for (j = 2; j * j <= i; j++) if (i % j == 0) { p = 0; break }; if (p) { n++; printf "%d ", i } }; print ""; print sin(1), exp(10), log(2) }`)),
+	one("bc", run("/usr/bin/bc", "-l").in("scale=60; 4*a(1)\n2^300\nsqrt(2)\ne(1)\n")),
+	one("sqlite3", run("/usr/bin/sqlite3").in(sqlScript)),
 	one("sqlite3-file", run("/usr/bin/sqlite3", "db.sqlite").in(sqlCreate)).
-		then(run("/usr/bin/sqlite3", "-separator", " ", "db.sqlite", "SELECT name, pop FROM city ORDER BY pop DESC; PRAGMA integrity_check;")).
-		s390x("stckf", "vfae", "vfee", "vfene", "vistr"),
-	one("sqlite3-wal", run("/usr/bin/sqlite3", "wal.db").in(sqlWAL)).
-		s390x("stckf", "vfee", "vfene"),
+		then(run("/usr/bin/sqlite3", "-separator", " ", "db.sqlite", "SELECT name, pop FROM city ORDER BY pop DESC; PRAGMA integrity_check;")),
+	one("sqlite3-wal", run("/usr/bin/sqlite3", "wal.db").in(sqlWAL)),
 	// statically linked: busybox and bash
-	one("busybox-sh", run("/bin/busybox", "sh", "-c", bbScript)).
-		s390x("mvcle", "vfae", "vfee", "vfene", "vistr"),
-	one("busybox-awk", run("/bin/busybox", "awk", "-F,", `{ s += $2 } END { print s, NR }`, "table.csv")).
-		s390x("mvcle", "vfae", "vfee", "vfene", "vistr"),
-	one("busybox-sort", run("/bin/busybox", "sort", "-n", "nums.txt")).
-		s390x("mvcle", "vfee", "vfene"),
-	one("busybox-md5sum", run("/bin/busybox", "md5sum", "big.txt", "data.bin")).
-		s390x("mvcle", "vfee", "vfene"),
-	one("busybox-sed", run("/bin/busybox", "sed", "-e", "s/[aeiou]/_/g", "text.txt")).
-		s390x("mvcle", "vfae", "vfee", "vfene", "vistr"),
-	one("busybox-ls", run("/bin/busybox", "ls", "-R", "tree")).
-		s390x("mvcle", "vfee", "vfene"),
-	one("busybox-gzip", run("/bin/busybox", "gzip", "big.txt")).then(run("/bin/busybox", "gunzip", "big.txt.gz")).back("big.txt").
-		s390x("mvcle", "vfee", "vfene"),
-	one("bash", run("/bin/bash-static", "-c", bashScript)).
-		s390x("axbr", "cxbr", "tcxb", "vfae", "vfee", "vfene", "vistr"),
+	one("busybox-sh", run("/bin/busybox", "sh", "-c", bbScript)),
+	one("busybox-awk", run("/bin/busybox", "awk", "-F,", `{ s += $2 } END { print s, NR }`, "table.csv")),
+	one("busybox-sort", run("/bin/busybox", "sort", "-n", "nums.txt")),
+	one("busybox-md5sum", run("/bin/busybox", "md5sum", "big.txt", "data.bin")),
+	one("busybox-sed", run("/bin/busybox", "sed", "-e", "s/[aeiou]/_/g", "text.txt")),
+	one("busybox-ls", run("/bin/busybox", "ls", "-R", "tree")),
+	one("busybox-gzip", run("/bin/busybox", "gzip", "big.txt")).then(run("/bin/busybox", "gunzip", "big.txt.gz")).back("big.txt"),
+	one("bash", run("/bin/bash-static", "-c", bashScript)),
 }
 
 // debianText is the prepared text.txt, for a case that reads it on stdin.
