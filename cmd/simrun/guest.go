@@ -21,21 +21,39 @@ type guestFlags struct {
 	root      *string
 	readOnly  *bool
 	maxMemory *sizeFlag
+	cleanEnv  *bool
+	setEnv    multiFlag
+	unsetEnv  multiFlag
 }
 
+// hostEnviron is the environment a guest inherits (tests replace it, so
+// that their outputs do not depend on the machine's).
+var hostEnviron = os.Environ
+
 func addGuestFlags(fs *flag.FlagSet) *guestFlags {
-	return &guestFlags{
+	g := &guestFlags{
 		sysroot:   fs.String("L", "", "look absolute guest paths (the interpreter, libraries, files) up under `DIR` first, as qemu-user's -L (default: $SIMRUN_LD_PREFIX, else Debian's /usr/TRIPLE cross sysroot for a dynamically linked program)"),
 		strace:    fs.Bool("strace", false, "print each syscall the guest makes on stderr, as strace does"),
 		root:      fs.String("root", "", "confine every guest path to `DIR`, as chroot would (\"..\" and symbolic links stay inside; the program itself is read from the path given)"),
 		readOnly:  fs.Bool("read-only", false, "refuse every change to the file system with EROFS (stdout, stderr and /dev/null still take writes)"),
 		maxMemory: addMaxMemoryFlag(fs),
+		cleanEnv:  fs.Bool("clean-env", false, "start the guest with an empty environment instead of simrun's own (--env still adds)"),
 	}
+	for _, name := range []string{"env", "E"} {
+		fs.Var(&g.setEnv, name, "set `NAME=VALUE` in the guest's environment (repeatable; as qemu-user's -E)")
+	}
+	for _, name := range []string{"unset", "U"} {
+		fs.Var(&g.unsetEnv, name, "remove `NAME` from the guest's environment (repeatable; as qemu-user's -U)")
+	}
+	return g
 }
 
-// apply sets cfg's sysroot and syscall trace from the flags and the
-// environment.
+// apply sets cfg's environment, sysroot, confinement, memory bound and
+// syscall trace from the flags and simrun's environment. The guest
+// inherits simrun's environment, as under qemu-user, less --unset names,
+// with --env settings replacing or adding (--clean-env: only those).
 func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
+	cfg.Env = g.environment()
 	cfg.Sysroot = *g.sysroot
 	if cfg.Sysroot == "" {
 		cfg.Sysroot = os.Getenv("SIMRUN_LD_PREFIX")
@@ -46,6 +64,28 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
 	if *g.strace {
 		cfg.Strace = stderr
 	}
+}
+
+func (g *guestFlags) environment() []string {
+	var base []string
+	if !*g.cleanEnv {
+		base = hostEnviron()
+	}
+	drop := map[string]bool{}
+	for _, n := range g.unsetEnv {
+		drop[n] = true
+	}
+	for _, kv := range g.setEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		drop[name] = true
+	}
+	env := []string{}
+	for _, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, g.setEnv...)
 }
 
 // The guest memory limit (--max-memory). Its default protects the host:

@@ -31,8 +31,6 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	traceFP := fs.Bool("trace-fp", false, "include SIMD&FP registers in --trace-json")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	guest := addGuestFlags(fs)
-	var env multiFlag
-	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable; the environment is empty otherwise)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,7 +47,6 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	cfg := linux.Config{
 		Args:     fs.Args(),
-		Env:      env,
 		Stdin:    stdin,
 		Stdout:   out,
 		Stderr:   stderr,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"simrun/programs"
 	"simrun/sim/elftest"
+	"simrun/sim/linux"
 )
 
 // run invokes simrun in-process and returns status, stdout and stderr.
@@ -173,5 +176,31 @@ func TestFaultBacktrace(t *testing.T) {
 			assert.Regexp(t, `^    #2  0x[0-9a-f]+ in main\+0x[0-9a-f]+ \(crash\.c:26\)$`, lines[3])
 			assert.Equal(t, "    (SFrame walk: outermost frame)", lines[len(lines)-1])
 		})
+	}
+}
+
+// TestGuestEnvironment: the guest inherits simrun's environment as under
+// qemu-user; --unset/-U removes, --env/-E sets (replacing an inherited
+// value in place of it), --clean-env starts empty.
+func TestGuestEnvironment(t *testing.T) {
+	saved := hostEnviron
+	defer func() { hostEnviron = saved }()
+	hostEnviron = func() []string { return []string{"HOME=/root", "LANG=C.UTF-8", "PATH=/bin"} }
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"HOME=/root", "LANG=C.UTF-8", "PATH=/bin"}},
+		{[]string{"-U", "LANG", "--unset", "HOME"}, []string{"PATH=/bin"}},
+		{[]string{"--env", "LANG=C", "-E", "X=1"}, []string{"HOME=/root", "PATH=/bin", "LANG=C", "X=1"}},
+		{[]string{"--clean-env", "-E", "A=b"}, []string{"A=b"}},
+		{[]string{"--clean-env"}, []string{}},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		g := addGuestFlags(fs)
+		require.NoError(t, fs.Parse(tt.args))
+		var cfg linux.Config
+		g.apply(&cfg, io.Discard)
+		assert.Equal(t, tt.want, cfg.Env, "%q", tt.args)
 	}
 }

@@ -100,8 +100,6 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM, getrandom and the pointer authentication keys")
 	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
 	guest := addGuestFlags(fs)
-	var env multiFlag
-	fs.Var(&env, "env", "add `NAME=VALUE` to the guest's environment (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -150,7 +148,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return err
 	}
 	cfg := linux.Config{
-		Args: fs.Args(), Env: env, Stdin: stdin, Stdout: stderr, Stderr: stderr,
+		Args: fs.Args(), Stdin: stdin, Stdout: stderr, Stderr: stderr,
 		Seed: *seed, MaxInsns: *maxInsns,
 	}
 	guest.apply(&cfg, stderr)
