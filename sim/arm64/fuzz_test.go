@@ -24,7 +24,7 @@ func FuzzDecodeA64(f *testing.F) {
 		in := decode(w, 0x400000)
 		if in.op != opUndef && !newerThanXArch(w, in) {
 			if _, err := asmDecode(binary.LittleEndian.AppendUint32(nil, w)); err != nil {
-				t.Fatalf("simrun decodes %08x (op %d) but x/arch does not: %v", w, in.op, err)
+				t.Fatalf("simrun decodes %08x (op %v) but x/arch does not: %v", w, in.op, err)
 			}
 		}
 		code := elftest.Words(binary.LittleEndian, w, 0xd2800bc8, 0xd4000001)

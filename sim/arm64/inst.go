@@ -1,5 +1,7 @@
 package arm64
 
+//go:generate go run ./internal/opnames -i inst.go -o zopnames.go
+
 // inst is one pre-decoded A64 instruction: 16 bytes, decoded once per code
 // page slot and executed by the big switch in run.go.
 //

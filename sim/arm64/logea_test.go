@@ -70,7 +70,7 @@ func TestLoggedValuesRandom(t *testing.T) {
 		c.pc = pc
 		want := c.dynamicEA(&in, &info)
 		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
-		require.Equal(t, want, got, "%#08x (op %d) at %#x: logged value", w, in.op, pc)
+		require.Equal(t, want, got, "%#08x (op %v) at %#x: logged value", w, in.op, pc)
 		paths.Add(loggedInCase(in.op))
 	}
 	paths.RequireBoth(t)

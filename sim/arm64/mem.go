@@ -11,7 +11,7 @@ import (
 
 var errMisalignedPC = errors.New("pc is not a multiple of 4")
 
-func errNoExec(o op) error { return fmt.Errorf("decoded op %d has no executor", o) }
+func errNoExec(o op) error { return fmt.Errorf("decoded op %v has no executor", o) }
 
 func brkError(imm uint64) error { return fmt.Errorf("brk #0x%x", imm) }
 

@@ -69,7 +69,7 @@ func TestDecoderAgainstObjdump(t *testing.T) {
 		case in.op != opUndef && !known[i]:
 			bad++
 			if bad <= 20 {
-				t.Errorf("simrun decodes %08x (op %d) but objdump calls it undefined", w, in.op)
+				t.Errorf("simrun decodes %08x (op %v) but objdump calls it undefined", w, in.op)
 			}
 		case in.op == opUndef && known[i]:
 			missing[mnem[i]]++
