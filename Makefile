@@ -1,4 +1,4 @@
-# Shortcuts for the project's checks (see README.md, "To run the tests").
+# Shortcuts for the project's checks (see README.md, "Run the tests").
 #
 #   make test                  go test ./... (needs qemu-user and the cross
 #                              toolchains; bash .ci/run installs them)

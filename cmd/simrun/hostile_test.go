@@ -36,6 +36,9 @@ import (
 const hostileChildEnv = "SIMRUN_HOSTILE_AS"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(docsMainEnv) == "1" {
+		os.Exit(docsMain())
+	}
 	if v := os.Getenv(hostileChildEnv); v != "" {
 		os.Exit(hostileChild(v))
 	}

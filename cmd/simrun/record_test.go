@@ -370,7 +370,7 @@ func TestTopFunctionsAgree(t *testing.T) {
 	require.NoError(t, err, "go tool pprof needs the go command")
 	// s390x records bits -O0: in the other s390x programs stock perf
 	// misnames functions, as it places the symbols of their bss-only
-	// segment (file offset 0) over the start of .text (README, record).
+	// segment (file offset 0) over the start of .text (docs/spe.md, s390x programs).
 	cases := map[string]struct {
 		config, name string
 		status       int
@@ -644,7 +644,7 @@ func TestCallchains(t *testing.T) {
 						// Stock perf cannot name main here: it places the
 						// symbols of the program's bss-only segment (file
 						// offset 0) at file offsets 0-0x110, over main's,
-						// and its lookup then misses main (README, record).
+						// and its lookup then misses main (docs/spe.md, s390x programs).
 						stack = strings.ReplaceAll(stack, ";main", ";[unknown]")
 					}
 					fromFolded[stack] += n
