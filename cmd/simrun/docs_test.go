@@ -50,6 +50,10 @@ const docsMainEnv = "SIMRUN_DOCS_MAIN"
 // docsMain runs the test binary as the simrun command.
 func docsMain() int {
 	os.Unsetenv(docsMainEnv)
+	// The guests of the examples start with an empty environment (as
+	// with --clean-env), so that what they print does not depend on the
+	// machine's (docs/cli.md says so).
+	hostEnviron = func() []string { return nil }
 	catchInterrupts()
 	return mainStatus(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
