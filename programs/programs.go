@@ -8,7 +8,7 @@
 // in every configuration.
 //
 // Rebuild with `make -C programs all sums` (needs Debian's
-// gcc-aarch64-linux-gnu and gcc-s390x-linux-gnu); see README.md.
+// gcc-aarch64-linux-gnu and gcc-s390x-linux-gnu); see docs/examples.md and programs/README.md.
 package programs
 
 import (

@@ -8,7 +8,7 @@ import (
 
 // BenchmarkRun runs every bundled arm64 program (family) and reports guest
 // MIPS; intloop and fib get long runs: they are the register-only and the
-// call-heavy speed figures (README, SPEED.md).
+// call-heavy speed figures (docs/speed.md, SPEED.md).
 func BenchmarkRun(b *testing.B) {
 	runbench.Programs(b, "arm64", longRuns)
 }

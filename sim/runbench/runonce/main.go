@@ -2,7 +2,7 @@
 // or with the timing model and SPE sampling every 4096 operations as the
 // Timing benchmarks set it up (runbench.AttachSPE), and prints the
 // retired instructions. It exists to be counted under callgrind, inside
-// Machine.Run only (the README's Speed section):
+// Machine.Run only (docs/speed.md):
 //
 //	go build -o /tmp/runonce ./sim/runbench/runonce
 //	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind \
