@@ -7,10 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"simrun/sim/cpu"
 	"simrun/sim/cpu/timingtest"
 	"simrun/sim/elftest"
 )
@@ -79,54 +77,53 @@ func TestHandDerivedCycles(t *testing.T) {
 		return ws
 	}
 	one := func(ws ...uint32) []uint32 { return ws }
-	type presets struct{ n1, v2, slow uint64 }
 	for _, tc := range []struct {
 		name string
 		code []uint32
-		want presets
+		want [3]uint64 // neoverse-n1, neoverse-v2, slow-memory
 	}{
 		// 8 ALU operations, one a cycle whether they depend on each
 		// other or not (ALU latency 1): c = 8, total 10.
-		{"independent adds", rep(8, addX4X5), presets{10, 10, 10}},
-		{"dependent adds", rep(8, addX4X4), presets{10, 10, 10}},
+		{"independent adds", rep(8, addX4X5), [3]uint64{10, 10, 10}},
+		{"dependent adds", rep(8, addX4X4), [3]uint64{10, 10, 10}},
 		// mul chain: issues at 0, L, 2L, 3L; c = 3L+1; total 3L+3 with
 		// L = 3, 2, 4.
-		{"mul chain", rep(4, mulX4X4X4), presets{12, 9, 15}},
+		{"mul chain", rep(4, mulX4X4X4), [3]uint64{12, 9, 15}},
 		// independent multiplies issue one a cycle: 4 + 2.
-		{"independent muls", rep(4, mulX4X5X6), presets{6, 6, 6}},
+		{"independent muls", rep(4, mulX4X5X6), [3]uint64{6, 6, 6}},
 		// udiv chain: issues at 0, D, 2D; total 2D+3 with D = 12, 12, 30.
-		{"div chain", rep(3, udivX4X4X5), presets{27, 27, 63}},
+		{"div chain", rep(3, udivX4X4X5), [3]uint64{27, 27, 63}},
 		// A cold load (TLB walk, every cache level missed: TLB+Walk+DRAM),
 		// an add waiting for it, a load of the same line (TLB+L1D) and an
 		// add waiting for that: TLB+Walk+DRAM + 1 + TLB+L1D + 1 + 2.
 		//   N1: 1+30+240 + 1 + 1+4 + 1 + 2 = 280
 		//   V2: 1+28+260 + 1 + 1+4 + 1 + 2 = 298
 		//   slow: 2+200+800 + 1 + 2+8 + 1 + 2 = 1016
-		{"cold load, then a hit", one(ldrX4Sp, addX9X4, ldrX5Sp8, addX9X5), presets{280, 298, 1016}},
+		{"cold load, then a hit", one(ldrX4Sp, addX9X4, ldrX5Sp8, addX9X5), [3]uint64{280, 298, 1016}},
 		// The next line of the page: the TLB holds it, the caches do not:
 		// 271|289|1002 + 1, then TLB+DRAM + 1 + 2.
 		//   N1: 272 + 1+240 + 1 + 2 = 516
 		//   V2: 290 + 1+260 + 1 + 2 = 554
 		//   slow: 1003 + 2+800 + 1 + 2 = 1808
-		{"cold line in a held page", one(ldrX4Sp, addX9X4, ldrX6Sp64, addX9X6), presets{516, 554, 1808}},
+		{"cold line in a held page", one(ldrX4Sp, addX9X4, ldrX6Sp64, addX9X6), [3]uint64{516, 554, 1808}},
 		// A store fills the TLB and the line (write-allocate); the load
 		// of its address right after hits both: 1 (the store) + TLB+L1D
 		// (issued at 1, ready at 1+TLB+L1D) + 1 (the add) + 2. Nothing
 		// waits for the store, with or without a store buffer.
 		//   N1, V2: 1 + 1+4 + 1 + 2 = 9; slow: 1 + 2+8 + 1 + 2 = 14
-		{"store then load", one(strX5Sp16, ldrX6Sp16, addX9X6), presets{9, 9, 14}},
+		{"store then load", one(strX5Sp16, ldrX6Sp16, addX9X6), [3]uint64{9, 9, 14}},
 		// cbnz taken, predicted not taken (cold): mov at 0, cbnz issues
 		// at 1 and completes at 2, the next dispatches at 2+Mispred:
 		// total 2+M+2 with M = 11, 12, 20 (the nop is jumped over).
-		{"mispredicted branch", one(movX5_7, cbnzX5P8, nop), presets{15, 16, 24}},
+		{"mispredicted branch", one(movX5_7, cbnzX5P8, nop), [3]uint64{15, 16, 24}},
 		// A 3-iteration countdown loop: taken (counter 0: miss), taken
 		// (counter 1: miss), not taken (counter 2: miss); each iteration
 		// is sub + cbnz + Mispred: 1 + 3*(2+M) + 2.
-		{"countdown loop", one(movX5_3, subX5X5, cbnzX5M4), presets{42, 45, 69}},
+		{"countdown loop", one(movX5_3, subX5X5, cbnzX5M4), [3]uint64{42, 45, 69}},
 		// fadd, fmul and fdiv in a chain, an fadd waiting for the fdiv:
 		// issues at 0, F, 2F, 2F+FD; total 2F+FD+3 with F = 3, 2, 6 and
 		// FD = 10, 10, 30.
-		{"fp chain", one(faddD4D5D6, fmulD4D4D4, fdivD4D4D5, faddD7D4D4), presets{19, 17, 45}},
+		{"fp chain", one(faddD4D5D6, fmulD4D4D4, fdivD4D4D5, faddD7D4D4), [3]uint64{19, 17, 45}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code := elftest.Words(binary.LittleEndian, cat(tc.code, one(0xd2800bc8, 0xd4000001))...) // mov x8, #94; svc #0
@@ -134,17 +131,7 @@ func TestHandDerivedCycles(t *testing.T) {
 				{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_X}}}
 			path := filepath.Join(t.TempDir(), "seq")
 			require.NoError(t, os.WriteFile(path, f.Bytes(), 0o755))
-			for _, p := range []struct {
-				preset string
-				want   uint64
-			}{{"neoverse-n1", tc.want.n1}, {"neoverse-v2", tc.want.v2}, {"slow-memory", tc.want.slow}} {
-				_, err := cpu.PresetByName(p.preset)
-				require.NoError(t, err)
-				for _, noBlocks := range []bool{true, false} {
-					st, _, _ := timingtest.Run(t, path, nil, p.preset, noBlocks, false)
-					assert.Equal(t, p.want, st.Cycles, "%s (summaries off: %v)", p.preset, noBlocks)
-				}
-			}
+			timingtest.RequireCycles(t, path, tc.want)
 		})
 	}
 }

@@ -228,3 +228,20 @@ func StepValue(log *cpu.Batch, vals *[cpu.LogBatch]uint64, want uint64, step fun
 	step()
 	return vals[0]
 }
+
+// Presets are the core models a hand-derived cycle count is given for,
+// in the order RequireCycles takes them.
+var Presets = []string{"neoverse-n1", "neoverse-v2", "slow-memory"}
+
+// RequireCycles runs the program at path on each of Presets, with the
+// block summaries off and on, and checks the run's cycles against want
+// (one count per preset, worked out by hand from the model's rules).
+func RequireCycles(t *testing.T, path string, want [3]uint64) {
+	t.Helper()
+	for i, preset := range Presets {
+		for _, noBlocks := range []bool{true, false} {
+			st, _, _ := Run(t, path, nil, preset, noBlocks, false)
+			require.Equal(t, want[i], st.Cycles, "%s (summaries off: %v): cycles", preset, noBlocks)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package s390x
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/sim/cpu/timingtest"
+)
+
+// TestHandDerivedCycles times small s390x sequences on every preset
+// against cycle counts worked out by hand, by the rules
+// sim/arm64/cycles_test.go states (one operation a cycle, issue when the
+// sources are ready, unit and memory latencies, Mispred after a
+// mispredicted branch). Every sequence ends with "lghi %r2,0; svc 1":
+// the lghi issues at cycle c, the svc (which reads r1-r4) at c+1, so
+// every total is c+2. Counts: neoverse-n1, neoverse-v2, slow-memory.
+func TestHandDerivedCycles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		code []string
+		want [3]uint64
+	}{
+		// 8 dependent aghi: one a cycle (ALU latency 1): 8 + 2.
+		{"add chain", rep(8, "a75b0001"), [3]uint64{10, 10, 10}}, // aghi %r5,1
+		// msgr chain: issues at 0, L, 2L, 3L: 3L+3 with L = 3, 2, 4.
+		{"multiply chain", rep(4, "b90c0055"), [3]uint64{12, 9, 15}}, // msgr %r5,%r5
+		// lghi %r8,3 then three dsgr %r6,%r8 (each reads r7 and r8,
+		// writes r6:r7): issues at 1, 1+D, 1+2D; total 1+2D+1+2 with
+		// D = 12, 12, 30.
+		{"divide chain", append([]string{"a7890003"}, rep(3, "b90d0068")...), [3]uint64{28, 28, 64}},
+		// lg of the cold stack (TLB walk, every level missed), agr
+		// waiting for it, lg of the same line (TLB+L1D), agr waiting:
+		// TLB+Walk+DRAM + 1 + TLB+L1D + 1 + 2.
+		//   N1: 271 + 1 + 5 + 1 + 2 = 280; V2: 289 + 1 + 5 + 1 + 2 = 298;
+		//   slow: 1002 + 1 + 10 + 1 + 2 = 1016
+		{"cold load, then a hit", []string{"e350f0000004", "b9080095", "e360f0080004", "b9080096"}, [3]uint64{280, 298, 1016}},
+		// stg then lg of its address: the store fills the TLB and the
+		// line, the load hits both: 1 + TLB+L1D + 1 + 2.
+		{"store then load", []string{"e350f0100024", "e360f0100004", "b9080096"}, [3]uint64{9, 9, 14}},
+		// lghi %r5,7; ltgr %r5,%r5; jne over a nopr: the branch, taken
+		// and predicted not taken, issues at 2 (it waits for the
+		// condition code), completes at 3: total 3+M+2 with M = 11, 12, 20.
+		{"mispredicted branch", []string{"a7590007", "b9020055", "a7740003", "0700"}, [3]uint64{16, 17, 25}},
+		// lghi %r5,3; brctg %r5,. : taken (miss), taken (miss), not taken
+		// (miss), each 1 + M: 1 + 3(1+M) + 2.
+		{"count loop", []string{"a7590003", "a7570000"}, [3]uint64{39, 42, 66}},
+		// adbr, mdbr, ddbr on f4 in a chain, adbr %f7,%f4 waiting for
+		// the divide: issues at 0, F, 2F, 2F+FD; total 2F+FD+3 with
+		// F = 3, 2, 6 and FD = 10, 10, 30.
+		{"fp chain", []string{"b31a0045", "b31c0044", "b31d0045", "b31a0074"}, [3]uint64{19, 17, 45}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code := mustHex(append(tc.code, "a7290000", "0a01")...) // lghi %r2,0; svc 1
+			path := filepath.Join(t.TempDir(), "seq")
+			require.NoError(t, os.WriteFile(path, prog(code, make([]byte, 4096)), 0o755))
+			timingtest.RequireCycles(t, path, tc.want)
+		})
+	}
+}
+
+func rep(n int, insn string) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = insn
+	}
+	return s
+}
