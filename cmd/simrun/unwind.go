@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -99,6 +100,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	maxInsns := fs.Uint64("max-insns", 0, "stop with an error after `N` instructions (0: no limit)")
 	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM, getrandom and the pointer authentication keys")
 	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
+	expect := fs.String("expect", "", "known divergences in `FILE` (one per line: conditions method=, at=, row=, via=, then \" -- \" and the reason): those it explains do not set the exit status")
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -111,6 +113,18 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	usage := func(format string, a ...any) error {
 		fmt.Fprintf(stderr, "simrun unwind check: "+format+"\n", a...)
 		return errUsage
+	}
+	var expectations []*unwind.Expectation
+	if *expect != "" {
+		f, err := os.Open(*expect)
+		if err != nil {
+			return fmt.Errorf("--expect: %w", err)
+		}
+		expectations, err = unwind.ParseExpectations(f, *expect)
+		f.Close()
+		if err != nil {
+			return usage("--expect: %v", err)
+		}
 	}
 	policy, err := unwind.ParsePolicy(*policyText)
 	if err != nil {
@@ -166,6 +180,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return err
 	}
 	copt := unwind.CheckOptions{
+		Expect:  expectations,
 		Methods: ms, Policy: policy, Every: *every, SFrame: from,
 		SFrameVersion: uint8(*sframeVersion), Examples: *examples,
 	}

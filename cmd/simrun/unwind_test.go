@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,6 +59,35 @@ func TestUnwindCheckGuestFlags(t *testing.T) {
 	st, _, errs = run(t, "unwind", "check", "--every", "1000", "-L", t.TempDir(), wc)
 	assert.NotEqual(t, 0, st, "an empty sysroot has no interpreter")
 	assert.Contains(t, errs, "ld-linux-aarch64.so.1")
+}
+
+// TestUnwindCheckExpect: divergences an expectations file explains do
+// not set the exit status, and the report says which line explained how
+// many; a bad file is a usage error naming the line.
+func TestUnwindCheckExpect(t *testing.T) {
+	pacret := bundled("aarch64-O2", "pacret")
+	dir := t.TempDir()
+	all := filepath.Join(dir, "all.expect")
+	require.NoError(t, os.WriteFile(all, []byte("# every divergence of pacret under pac=keep\nat=* -- the signed return addresses (pac=keep)\n"), 0o644))
+	st, out, _ := run(t, "unwind", "check", "--pauth", "--unwind-policy", "pac=keep", "--expect", all, pacret)
+	assert.Equal(t, 0, st, out)
+	assert.Regexp(t, `(?m)^sframe +\d+ +\d+ +0 `, out)
+	assert.Regexp(t, `expected divergences \(--expect\): [1-9]\d*, not counted above`, out)
+	assert.Regexp(t, `line 2: [1-9]\d* divergences: the signed return addresses \(pac=keep\)`, out)
+
+	main := filepath.Join(dir, "main.expect")
+	require.NoError(t, os.WriteFile(main, []byte("at=main -- only main's\n"), 0o644))
+	st, _, _ = run(t, "unwind", "check", "--pauth", "--unwind-policy", "pac=keep", "--expect", main, pacret)
+	assert.Equal(t, 1, st, "divergences elsewhere still fail")
+
+	bad := filepath.Join(dir, "bad.expect")
+	require.NoError(t, os.WriteFile(bad, []byte("\nat=main\n"), 0o644))
+	st, _, errs := run(t, "unwind", "check", "--expect", bad, pacret)
+	assert.Equal(t, 2, st)
+	assert.Contains(t, errs, "bad.expect:2: no reason")
+	st, _, errs = run(t, "unwind", "check", "--expect", filepath.Join(dir, "none"), pacret)
+	assert.Equal(t, 1, st)
+	assert.Contains(t, errs, "--expect: open ")
 }
 
 // TestUnwindCheckGolden pins the whole report of a small run.

@@ -40,6 +40,9 @@ type CheckOptions struct {
 	// dynamically linked program): the SFrame and eh_frame walks look
 	// each frame up in that object's data (NewObjectsTracer).
 	Resolve Resolver
+	// Expect are known divergences (ParseExpectations): one they
+	// explain counts as Expected, not as a divergence.
+	Expect []*Expectation
 }
 
 // Outcome is the result of one check.
@@ -81,6 +84,9 @@ type MethodReport struct {
 	Examples     []Divergence
 	// ByPlace counts divergences by where they happen.
 	ByPlace map[Place]uint64
+	// Expected counts the divergences an expectation explained (they
+	// are not in Diverge).
+	Expected uint64
 }
 
 // Place is where a divergence happens: the function of frame 0 and the
@@ -124,6 +130,9 @@ type Report struct {
 	Truth   *Shadow
 	Methods []*MethodReport
 	Syms    *Symbols
+	// Expect are the expectations checked (CheckOptions.Expect), each
+	// with the divergences it explained.
+	Expect []*Expectation
 	// objects names the pcs of a dynamically linked program's other
 	// objects (nil for a static program).
 	objects *objectSymbols
@@ -165,6 +174,7 @@ type Checker struct {
 	live    bool // regs is the core itself
 	state   cpu.State
 	prev    func(*cpu.Machine) error
+	expect  []*Expectation
 }
 
 // NewChecker prepares a check of machine m running the program o and
@@ -182,7 +192,7 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	if len(opt.Methods) == 0 {
 		opt.Methods = []Method{MethodSFrame, MethodEHFrame}
 	}
-	c := &Checker{m: m, shadow: NewShadow(o.ABI.SP), every: opt.Every, keep: opt.Examples, prev: m.Observer}
+	c := &Checker{m: m, shadow: NewShadow(o.ABI.SP), every: opt.Every, keep: opt.Examples, prev: m.Observer, expect: opt.Expect}
 	// compare looks at MaxDepth frames and whether there are more.
 	c.shadow.ChainDepth = opt.Policy.MaxDepth + 1
 	syms, err := ReadSymbols(o)
@@ -192,7 +202,7 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	if m.Image != nil {
 		syms = syms.Rebased(m.Image.Bias) // the report names run-time pcs
 	}
-	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: c.shadow, Syms: syms, abi: o.ABI}
+	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: c.shadow, Syms: syms, abi: o.ABI, Expect: opt.Expect}
 	if opt.Resolve != nil {
 		c.report.objects = newObjectSymbols(opt.Resolve)
 	}
@@ -263,6 +273,10 @@ func (c *Checker) check(pc uint64) {
 				r.NoCoverageAt0++
 			}
 		case Diverge:
+			if c.expected(r.Method, k) {
+				r.Expected++
+				continue
+			}
 			r.Diverge++
 			c.place(r, k)
 			if len(r.Examples) < c.keep {
@@ -272,6 +286,27 @@ func (c *Checker) check(pc uint64) {
 			}
 		}
 	}
+}
+
+// expected reports whether an expectation explains a divergence of
+// method m at frame k of the current truth, counting it there.
+func (c *Checker) expected(m Method, k int) bool {
+	for _, e := range c.expect {
+		if e.matches(m, c.truth, k, c.report.funcName) {
+			e.Matched++
+			return true
+		}
+	}
+	return false
+}
+
+// funcName is the name of the function holding pc without an offset,
+// or, for code without a symbol, the report's name of pc.
+func (r *Report) funcName(pc uint64) string {
+	if name, start := r.fn(pc); start != 0 && name != "" {
+		return name
+	}
+	return r.name(pc)
 }
 
 // fn is the function holding pc (the program's, else another object's)
@@ -402,6 +437,9 @@ func (r *Report) Write(w io.Writer) error {
 		if m.NoCoverageAt0 > 0 {
 			fmt.Fprintf(&b, "  no coverage at frame 0: %d checks\n", m.NoCoverageAt0)
 		}
+		if m.Expected > 0 {
+			fmt.Fprintf(&b, "  expected divergences (--expect): %d, not counted above\n", m.Expected)
+		}
 		if top := m.TopPlaces(8); len(top) > 0 {
 			b.WriteString("  divergences by place (frame 0 function; function whose row stepped to the wrong frame):\n")
 			for _, p := range top {
@@ -416,6 +454,12 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		if m.Diverge > uint64(len(m.Examples)) {
 			fmt.Fprintf(&b, "  ... %d more divergences\n", m.Diverge-uint64(len(m.Examples)))
+		}
+	}
+	if len(r.Expect) > 0 {
+		b.WriteString("\nexpectations (--expect):\n")
+		for _, e := range r.Expect {
+			fmt.Fprintf(&b, "  line %d: %d divergences: %s\n", e.Line, e.Matched, e.Reason)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
