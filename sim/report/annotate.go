@@ -69,6 +69,7 @@ type SourceFile struct {
 	Path  string // where the text was read, "" if it was not found
 	Note  string // why there is no text
 	Lines []SrcLine
+	Max   int // the most samples of one line (the bars' scale)
 }
 
 // DisLine is one row of a disassembly window; Gap rows stand for the
@@ -199,6 +200,9 @@ func annotate(bin *profile.Binary, fn *profile.Func, samples []profile.Sample, s
 				return l
 			},
 			func(skipped int) SrcLine { return SrcLine{Gap: true, Skipped: skipped} })
+		for _, l := range sf.Lines {
+			sf.Max = max(sf.Max, l.Samples)
+		}
 		src = append(src, sf)
 	}
 	return dis, src, nil

@@ -74,6 +74,8 @@ type Hot struct {
 	Source []SourceFile
 	Note   string // why there is no disassembly, if there is none
 	SFrame *SFrameTable
+	// MaxInsn is the most samples of one instruction (the bars' scale).
+	MaxInsn int
 }
 
 type funcRow struct {
@@ -269,7 +271,10 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 	}
 	s := &rec.Summary
 	terms := glossarySet{}
-	terms.add("SPE", "record", "INTERVAL", "total latency", "issue latency", "translation latency", "AUX area")
+	// The words of the page's fixed parts (the cards, the function
+	// table's headers, the run tables).
+	terms.add("SPE", "record", "INTERVAL", "total latency", "issue latency", "translation latency", "AUX area",
+		"data source", "L1D-REFILL", "TLB-REFILL", "MISPRED", "RETIRED")
 	p := &page{Title: fmt.Sprintf("simrun report: %s", s.Comm), CPU: CPULabel(s), S: s, Samples: len(rec.Samples), HasLines: bin.HasLines}
 	if s.Cycles > 0 {
 		p.IPC = fmt.Sprintf("%.3f", float64(s.Instructions)/float64(s.Cycles))
@@ -321,9 +326,6 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 	for _, r := range p.EvRows {
 		terms.add(r.Name)
 	}
-	if len(p.DSRows) > 0 {
-		terms.add("data source")
-	}
 
 	// The flame graph's data: folded stacks with every weight.
 	type stack struct {
@@ -370,6 +372,9 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 			h.Disasm, h.Source, err = annotate(bin, fn, rec.Samples, opt.SourceDirs)
 			if err != nil {
 				return err
+			}
+			for _, d := range h.Disasm {
+				h.MaxInsn = max(h.MaxInsn, d.Samples)
 			}
 			hotFuncs = append(hotFuncs, *fn)
 		}
