@@ -29,7 +29,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "report [flags] [perf.data]", indent(reportExamples), stderr)
 	out := fs.String("o", "report.html", "write the HTML report to `FILE` (- for stdout)")
 	prog := fs.String("prog", "", "the recorded program's ELF `FILE` (default: the path the recording names)")
-	top := fs.Int("top", 5, "annotate the `N` most sampled functions with disassembly and SFrame rows")
+	top := fs.Int("top", 10, "annotate the `N` most sampled functions with source, disassembly and SFrame rows")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 // Package report writes simrun's self-contained HTML report of a
 // recording: the run summary, an interactive flame graph of the sampled
-// stacks, per-function tables, the annotated disassembly of the hot
-// functions and their SFrame rows.  The page has no external assets and
+// stacks, a sortable per-function table, charts of latencies, data
+// sources, events and time, the annotated source and disassembly of the
+// hot functions (windows around the sampled lines), their SFrame rows and
+// a glossary of the SPE terms the page uses.  The page has no external assets and
 // makes no network requests: styles, script and data are inline.
 package report
 
@@ -21,11 +23,15 @@ import (
 // Options choose what the report shows.
 type Options struct {
 	// HotFuncs is how many of the most sampled functions get annotated
-	// disassembly and SFrame rows (default 5).
+	// source, disassembly and SFrame rows (default 10).
 	HotFuncs int
 	// Program is the ELF file's bytes (for SFrame); nil leaves out the
 	// SFrame tables.
 	Program []byte
+	// SourceDirs are where to look for the source files DWARF names by a
+	// relative path, besides the working directory and the program's
+	// directory (each also up to two levels up).
+	SourceDirs []string
 }
 
 // FuncStats are the samples of one function.
@@ -39,45 +45,73 @@ type FuncStats struct {
 	Other                 int
 	L1DRefill, TLBWalk    int
 	LLCMiss, Mispredict   int
+	// DS counts the samples by data source, Events by event (RETIRED,
+	// which every sample has, left out).
+	DS, Events map[string]int
 }
 
 // Percent is the function's share of all samples.
 func (f *FuncStats) Percent(total int) float64 { return pct(f.Samples, total) }
 
-// InsnStats are the samples of one instruction.
-type InsnStats struct {
-	PC      uint64
-	Bytes   string
-	Text    string
-	Where   string
-	Samples int
-	Total   uint64
-	Issue   uint64
-	Xlat    uint64
-	Events  string // most frequent event names of its samples
+// TopDS is the function's most frequent data source and its share of the
+// function's samples that have one ("" when none has).
+func (f *FuncStats) TopDS() (string, float64) {
+	c := counts(f.DS)
+	if len(c) == 0 {
+		return "", 0
+	}
+	n := 0
+	for _, x := range c {
+		n += x.N
+	}
+	return c[0].Name, pct(c[0].N, n)
 }
 
 // Hot is one annotated function.
 type Hot struct {
 	Func   FuncStats
-	Insns  []InsnStats
+	Disasm []DisLine
+	Source []SourceFile
 	Note   string // why there is no disassembly, if there is none
 	SFrame *SFrameTable
+	// MaxInsn is the most samples of one instruction (the bars' scale).
+	MaxInsn int
+}
+
+type funcRow struct {
+	FuncStats
+	Pct        float64
+	TopDS      string
+	TopDSPct   float64
+	Annotated  bool
+	MeanTotal  string
+	MeanIssue  string
+	MeanXlat   string
+	TotalSort  float64
+	IssueSort  float64
+	XlatSort   float64
+	HasSamples bool
 }
 
 type page struct {
 	Title    string
+	CPU      string
 	S        *profile.Summary
 	Samples  int
 	IPC      string
-	Funcs    []FuncStats
+	Funcs    []funcRow
 	Hot      []Hot
 	Stacks   any // the flame graph's data, JSON-encoded (and escaped) by the template
-	KindRows [][2]string
-	DSRows   [][2]string
-	EvRows   [][2]string
+	KindRows []Count
+	DSRows   []Count
+	EvRows   []Count
 	SFNote   string
-	AuxFlags map[string]int
+	AuxFlags []Count
+	HasLines bool
+	Charts   struct {
+		Latency, Timeline, DataSources, Events template.HTML
+	}
+	Glossary []Term
 }
 
 //go:embed report.html.tmpl
@@ -88,7 +122,7 @@ var pageTemplate string
 var pageTmpl = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("report").Funcs(template.FuncMap{
 		"hex": func(v any) string { return fmt.Sprintf("0x%x", v) },
-		"pct": func(a, b int) string { return fmt.Sprintf("%.2f%%", pct(a, b)) },
+		"pct": func(a, b int) string { return fmt.Sprintf("%.1f%%", pct(a, b)) },
 		"avg": func(sum uint64, n int) string {
 			if n == 0 {
 				return "-"
@@ -102,6 +136,23 @@ var pageTmpl = sync.OnceValue(func() *template.Template {
 			return fmt.Sprintf("%.1f", 100*float64(a)/float64(b))
 		},
 		"join": strings.Join,
+		// term links a glossary term to its entry.
+		"term": func(t string) template.HTML {
+			if _, ok := glossary[t]; ok {
+				return template.HTML(fmt.Sprintf(`<a class="term" href="#%s">%s</a>`, esc(termID(t)), esc(t)))
+			}
+			var parts []string
+			for _, w := range strings.Fields(t) {
+				if _, ok := glossary[w]; ok {
+					parts = append(parts, fmt.Sprintf(`<a class="term" href="#%s">%s</a>`, esc(termID(w)), esc(w)))
+				} else {
+					parts = append(parts, esc(w))
+				}
+			}
+			return template.HTML(strings.Join(parts, " "))
+		},
+		"termid": termID,
+		"fnid":   func(name string) string { return "fn-" + name },
 	}).Parse(pageTemplate))
 })
 
@@ -112,6 +163,22 @@ func pct(a, b int) float64 {
 	return 100 * float64(a) / float64(b)
 }
 
+// CPULabel names the machine a recording was timed on truthfully: the
+// timing model's preset (sim/cpu's presets, copied into the recording's
+// summary), and for a guest that is not arm64 the guest's architecture,
+// since the preset models an Arm core whatever the guest runs.
+func CPULabel(s *profile.Summary) string {
+	model := strings.TrimSuffix(s.CPU.Desc, " core")
+	if model == "" {
+		model = s.CPU.Model
+	}
+	detail := fmt.Sprintf("%s preset, %d MHz", s.CPU.Model, s.CPU.MHz)
+	if s.Arch == "" || s.Arch == "arm64" {
+		return fmt.Sprintf("%s core (%s)", model, detail)
+	}
+	return fmt.Sprintf("%s guest, timed on a %s model (%s)", s.Arch, model, detail)
+}
+
 // Funcs aggregates the samples per function, most sampled first (ties by
 // name).
 func Funcs(samples []profile.Sample) []FuncStats {
@@ -120,7 +187,7 @@ func Funcs(samples []profile.Sample) []FuncStats {
 		name := fr.FuncName()
 		f, ok := by[name]
 		if !ok {
-			f = &FuncStats{Name: name}
+			f = &FuncStats{Name: name, DS: map[string]int{}, Events: map[string]int{}}
 			if fr.Func != "" {
 				f.Start = fr.PC - fr.Offset
 			}
@@ -152,6 +219,14 @@ func Funcs(samples []profile.Sample) []FuncStats {
 		default:
 			f.Other++
 		}
+		if s.HasDataSource {
+			f.DS[profile.DataSourceName(s.DataSource)]++
+		}
+		for _, e := range s.EventNames() {
+			if e != "RETIRED" {
+				f.Events[e]++
+			}
+		}
 		ev := s.Events
 		f.L1DRefill += b2i(ev&spe.EvL1DRefill != 0)
 		f.TLBWalk += b2i(ev&spe.EvTLBWalk != 0)
@@ -181,22 +256,53 @@ func b2i(b bool) int {
 	return 0
 }
 
+func mean(sum uint64, n int) (string, float64) {
+	if n == 0 {
+		return "-", -1
+	}
+	v := float64(sum) / float64(n)
+	return fmt.Sprintf("%.1f", v), v
+}
+
 // Write writes the HTML report of a recording; bin is its program.
 func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options) error {
 	if opt.HotFuncs <= 0 {
-		opt.HotFuncs = 5
+		opt.HotFuncs = 10
 	}
 	s := &rec.Summary
-	p := &page{Title: fmt.Sprintf("simrun report: %s", s.Comm), S: s, Samples: len(rec.Samples), AuxFlags: map[string]int{}}
+	terms := glossarySet{}
+	// The words of the page's fixed parts (the cards, the function
+	// table's headers, the run tables).
+	terms.add("SPE", "record", "INTERVAL", "total latency", "issue latency", "translation latency", "AUX area",
+		"data source", "L1D-REFILL", "TLB-REFILL", "MISPRED", "RETIRED")
+	p := &page{Title: fmt.Sprintf("simrun report: %s", s.Comm), CPU: CPULabel(s), S: s, Samples: len(rec.Samples), HasLines: bin.HasLines}
 	if s.Cycles > 0 {
 		p.IPC = fmt.Sprintf("%.3f", float64(s.Instructions)/float64(s.Cycles))
 	}
+	flags := map[string]int{}
 	for _, e := range s.Buffer.Events {
 		for _, f := range e.Flags {
-			p.AuxFlags[f]++
+			flags[f]++
+			terms.add(f)
 		}
 	}
-	p.Funcs = Funcs(rec.Samples)
+	p.AuxFlags = counts(flags)
+	if s.Buffer.Truncated {
+		terms.add("truncated")
+	}
+	terms.add("SAMPLE_POP", "SAMPLE_FEED", "SAMPLE_FILTRATE", "SAMPLE_COLLISION", "SAMPLE_BUFFER_FULL",
+		"SAMPLE_FEED_BR", "SAMPLE_FEED_LD", "SAMPLE_FEED_ST", "SAMPLE_FEED_FP", "SAMPLE_FEED_SIMD",
+		"SAMPLE_FEED_OP", "SAMPLE_FEED_EVENT", "SAMPLE_FEED_LAT", "SAMPLE_FEED_DS")
+	for _, r := range s.SPE.Registers {
+		terms.add(r.Name)
+	}
+	for _, wd := range s.SPE.Words {
+		// Register and field names, event names: split at anything else.
+		terms.add(strings.FieldsFunc(wd, func(r rune) bool {
+			return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		})...)
+	}
+	stats := Funcs(rec.Samples)
 
 	// Samples by operation kind, data source and event.
 	kinds, ds, ev := map[string]int{}, map[string]int{}, map[string]int{}
@@ -210,7 +316,16 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 			ev[n]++
 		}
 	}
-	p.KindRows, p.DSRows, p.EvRows = countRows(kinds), countRows(ds), countRows(ev)
+	p.KindRows, p.DSRows, p.EvRows = counts(kinds), counts(ds), counts(ev)
+	for _, r := range p.KindRows {
+		terms.add(r.Name)
+	}
+	for _, r := range p.DSRows {
+		terms.add(r.Name)
+	}
+	for _, r := range p.EvRows {
+		terms.add(r.Name)
+	}
 
 	// The flame graph's data: folded stacks with every weight.
 	type stack struct {
@@ -237,31 +352,33 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 		stacks = []stack{}
 	}
 	p.Stacks = stacks
-	var err error
 
-	// Hot functions: annotated disassembly and SFrame rows.
+	// Hot functions: annotated source, disassembly and SFrame rows.
 	var hotFuncs []profile.Func
-	for _, f := range p.Funcs {
-		if len(p.Hot) == opt.HotFuncs {
-			break
-		}
-		if f.Samples == 0 {
+	annotated := map[string]bool{}
+	for _, f := range stats {
+		if len(p.Hot) == opt.HotFuncs || f.Samples == 0 {
 			break
 		}
 		h := Hot{Func: f}
 		fn, ok := bin.FuncAt(f.Start)
 		switch {
 		case f.Name == "[unknown]" || !ok:
-			h.Note = "no symbol covers these samples"
+			h.Note = "No symbol covers these samples."
 		case bin.Arch == nil || bin.Arch.Disasm == nil:
-			h.Note = "no disassembler for this architecture"
+			h.Note = "No disassembler for this architecture."
 		default:
-			h.Insns, err = annotate(bin, fn, rec.Samples)
+			var err error
+			h.Disasm, h.Source, err = annotate(bin, fn, rec.Samples, opt.SourceDirs)
 			if err != nil {
 				return err
 			}
+			for _, d := range h.Disasm {
+				h.MaxInsn = max(h.MaxInsn, d.Samples)
+			}
 			hotFuncs = append(hotFuncs, *fn)
 		}
+		annotated[f.Name] = true
 		p.Hot = append(p.Hot, h)
 	}
 	if opt.Program != nil && len(hotFuncs) > 0 {
@@ -278,89 +395,33 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 			}
 		}
 	}
+	for _, f := range stats {
+		r := funcRow{FuncStats: f, Pct: pct(f.Samples, len(rec.Samples)), Annotated: annotated[f.Name], HasSamples: f.Samples > 0}
+		r.TopDS, r.TopDSPct = f.TopDS()
+		r.MeanTotal, r.TotalSort = mean(f.Total, f.Samples)
+		r.MeanIssue, r.IssueSort = mean(f.Issue, f.Samples)
+		r.MeanXlat, r.XlatSort = mean(f.Xlat, f.Samples)
+		p.Funcs = append(p.Funcs, r)
+	}
+
+	// Charts.
+	href := func(t string) string {
+		if _, ok := glossary[t]; ok {
+			return "#" + termID(t)
+		}
+		return ""
+	}
+	p.Charts.Latency = latencyHistogram(rec.Samples)
+	p.Charts.Timeline = timeline(rec.Samples, stats)
+	p.Charts.DataSources = perFuncChart("chart-ds", "loads by data source per function", stats,
+		func(f *FuncStats) map[string]int { return f.DS }, "loads", href)
+	p.Charts.Events = perFuncChart("chart-events", "events per function", stats,
+		func(f *FuncStats) map[string]int { return f.Events }, "samples", href)
+	for _, f := range stats {
+		for e := range f.Events {
+			terms.add(e)
+		}
+	}
+	p.Glossary = terms.terms()
 	return pageTmpl().Execute(w, p)
-}
-
-func countRows(m map[string]int) [][2]string {
-	type kv struct {
-		k string
-		v int
-	}
-	var l []kv
-	for k, v := range m {
-		l = append(l, kv{k, v})
-	}
-	sort.Slice(l, func(i, j int) bool {
-		if l[i].v != l[j].v {
-			return l[i].v > l[j].v
-		}
-		return l[i].k < l[j].k
-	})
-	out := make([][2]string, len(l))
-	for i, x := range l {
-		out[i] = [2]string{x.k, fmt.Sprint(x.v)}
-	}
-	return out
-}
-
-// annotate disassembles fn and attaches the samples whose pc is each
-// instruction.
-func annotate(bin *profile.Binary, fn *profile.Func, samples []profile.Sample) ([]InsnStats, error) {
-	code, ok := bin.Code(fn.Start, fn.End)
-	if !ok {
-		return nil, fmt.Errorf("%s: %s [0x%x, 0x%x) is not in an executable section", bin.Path, fn.Name, fn.Start, fn.End)
-	}
-	type acc struct {
-		n                  int
-		total, issue, xlat uint64
-		ev                 map[string]int
-	}
-	at := map[uint64]*acc{}
-	for i := range samples {
-		s := &samples[i]
-		if s.PC < fn.Start || s.PC >= fn.End {
-			continue
-		}
-		a := at[s.PC]
-		if a == nil {
-			a = &acc{ev: map[string]int{}}
-			at[s.PC] = a
-		}
-		a.n++
-		a.total += uint64(s.Lat[profile.LatTotal])
-		a.issue += uint64(s.Lat[profile.LatIssue])
-		a.xlat += uint64(s.Lat[profile.LatXlat])
-		for _, e := range s.EventNames() {
-			if e != "RETIRED" {
-				a.ev[e]++
-			}
-		}
-	}
-	var out []InsnStats
-	for off := 0; off < len(code); {
-		pc := fn.Start + uint64(off)
-		text, n := bin.Arch.Disasm(code[off:], pc)
-		if n <= 0 {
-			n = min(int(bin.Arch.InsnAlign), len(code)-off)
-			if n <= 0 {
-				n = 1
-			}
-			text = "(undecodable)"
-		}
-		in := InsnStats{PC: pc, Bytes: fmt.Sprintf("% x", code[off:off+n]), Text: text}
-		if file, line, ok := bin.LineAt(pc); ok {
-			in.Where = fmt.Sprintf("%s:%d", file, line)
-		}
-		if a := at[pc]; a != nil {
-			in.Samples, in.Total, in.Issue, in.Xlat = a.n, a.total, a.issue, a.xlat
-			var evs []string
-			for _, r := range countRows(a.ev) {
-				evs = append(evs, r[0]+" "+r[1])
-			}
-			in.Events = strings.Join(evs, ", ")
-		}
-		out = append(out, in)
-		off += n
-	}
-	return out, nil
 }

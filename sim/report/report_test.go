@@ -13,7 +13,7 @@ import (
 	"simrun/sim/profile"
 )
 
-func open(t *testing.T, config, name string) (*profile.Binary, []byte) {
+func open(t testing.TB, config, name string) (*profile.Binary, []byte) {
 	t.Helper()
 	b, err := programs.Find(config, name)
 	require.NoError(t, err)
