@@ -308,7 +308,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			strings.Join(names, ", "), u.Written, len(data), m.Insns, note)
 	}
 	if *stats {
-		printTimingStats(stderr, m.Timing)
+		printTimingStats(stderr, m.Timing, m.Arch.Name)
 		printSPEStats(stderr, u)
 	}
 	if sig := interrupts.signal(); sig != 0 {
@@ -648,7 +648,11 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 	if err != nil {
 		return nil, err
 	}
-	pd := &profile.PerfData{MIDR: p.MIDR, CPUDesc: p.Desc, Cmdline: append([]string{"simrun", "record"}, argv...),
+	desc := p.Desc
+	if m.Arch.Name != "arm64" {
+		desc = m.Arch.Name + " guest timed on a " + p.Desc
+	}
+	pd := &profile.PerfData{MIDR: p.MIDR, CPUDesc: desc, Cmdline: append([]string{"simrun", "record"}, argv...),
 		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: m.Timing.Nanos(m.Timing.Cycle()), Arch: m.Arch.UnameMachine}
 	pd.Config[0], pd.Config[1], pd.Config[2], pd.Config[3], pd.Config[4] = c.ConfigWords()
 	pd.ExcludeUser, pd.IncludeKernel = c.ExcludeUser, c.IncludeKernel

@@ -156,7 +156,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())
 		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())
 		if m.Timing != nil {
-			printTimingStats(stderr, m.Timing)
+			printTimingStats(stderr, m.Timing, m.Arch.Name)
 		}
 	}
 	if sig != 0 {
@@ -173,7 +173,7 @@ type multiFlag []string
 func (f *multiFlag) String() string     { return fmt.Sprint([]string(*f)) }
 func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }
 
-func printTimingStats(w io.Writer, t *cpu.Timing) {
+func printTimingStats(w io.Writer, t *cpu.Timing, arch string) {
 	s := t.Stats
 	pct := func(a, b uint64) float64 {
 		if b == 0 {
@@ -181,7 +181,11 @@ func printTimingStats(w io.Writer, t *cpu.Timing) {
 		}
 		return 100 * float64(a) / float64(b)
 	}
-	fmt.Fprintf(w, "cpu model: %s (%s, %d MHz)\n", t.P.Name, t.P.Desc, t.P.MHz)
+	guest := ""
+	if arch != "arm64" {
+		guest = "; the " + arch + " guest is timed on it"
+	}
+	fmt.Fprintf(w, "cpu model: %s (%s, %d MHz%s)\n", t.P.Name, t.P.Desc, t.P.MHz, guest)
 	fmt.Fprintf(w, "cycles: %d\n", s.Cycles)
 	if s.Cycles > 0 {
 		fmt.Fprintf(w, "IPC: %.3f\n", float64(s.Insns)/float64(s.Cycles))
