@@ -119,9 +119,25 @@ func codeResolver(p *linux.Process) unwind.Resolver {
 // object that cannot be read is left out (its samples keep their
 // addresses).
 func sharedBinaries(p *linux.Process) []*profile.Binary {
+	return openObjects(objectMaps(p))
+}
+
+// objectMaps lists the executable mappings of the process's other objects.
+func objectMaps(p *linux.Process) []profile.ObjectMap {
+	var out []profile.ObjectMap
+	for _, c := range p.CodeMaps() {
+		out = append(out, profile.ObjectMap{Path: c.Path, Start: profile.Hex(c.Start), Len: profile.Hex(c.Len), Pgoff: profile.Hex(c.Pgoff)})
+	}
+	return out
+}
+
+// openObjects reads each object of maps once, with the load bias its
+// first mapping gives; objects that are gone or unreadable are left out
+// (their pcs stay unnamed).
+func openObjects(maps []profile.ObjectMap) []*profile.Binary {
 	var out []*profile.Binary
 	seen := map[string]bool{}
-	for _, c := range p.CodeMaps() {
+	for _, c := range maps {
 		if seen[c.Path] {
 			continue
 		}
@@ -130,7 +146,7 @@ func sharedBinaries(p *linux.Process) []*profile.Binary {
 		if err != nil {
 			continue
 		}
-		bias, ok := unwind.LoadBias(f, unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path})
+		bias, ok := unwind.LoadBias(f, unwind.Mapped{Start: uint64(c.Start), End: uint64(c.Start + c.Len), Off: uint64(c.Pgoff), Path: c.Path})
 		f.Close()
 		if !ok {
 			continue

@@ -576,8 +576,10 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 	if err != nil {
 		return nil, nil, err
 	}
+	var objects []profile.ObjectMap
 	if p := linux.Of(m); p != nil {
-		bin.Shared = sharedBinaries(p)
+		objects = objectMaps(p)
+		bin.Shared = openObjects(objects)
 	}
 	samples, err := profile.Decode(r.data, bin, r.callchains)
 	if err != nil {
@@ -598,6 +600,7 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 		Timing: profile.Timing{L1DAccess: st.L1DAccess, L1DRefill: st.L1DRefill, L2Access: st.L2Access, L2Refill: st.L2Refill,
 			LLCAccess: st.LLCAccess, LLCMiss: st.LLCMiss, TLBAccess: st.TLBAccess, TLBWalk: st.TLBWalk,
 			Branches: st.Branches, Mispredicts: st.Mispredicts, NotTaken: st.NotTaken, StallCycles: st.StallCycles},
+		Objects: objects,
 		PMU: profile.SPEPMU{SamplePop: p.SamplePop, SampleFeed: p.SampleFeed, SampleFiltrate: p.SampleFiltrate,
 			SampleCollision: p.SampleCollision, SampleBufferFull: p.SampleBufferFull, FeedBr: p.FeedBr, FeedLd: p.FeedLd,
 			FeedSt: p.FeedSt, FeedFP: p.FeedFP, FeedSIMD: p.FeedSIMD, FeedOp: p.FeedOp, FeedEvent: p.FeedEvent,

@@ -356,3 +356,28 @@ func s390xProg(t *testing.T) string {
 	require.NoError(t, err)
 	return b.Path
 }
+
+// TestReportSharedObjects: the recording keeps where the shared objects
+// were mapped, so simrun report names libc's functions in a dynamically
+// linked program's samples as the record's own outputs do.
+func TestReportSharedObjects(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join("..", "..", "programs", "dynamic", "bin", "aarch64-dyn-O2", "sortsearch")
+	data := filepath.Join(dir, "perf.data")
+	st, _, errs := run(t, "record", "-c", "1024", "--format", "perf,folded,json", "-o", data, prog)
+	require.Contains(t, []int{0, 2}, st, errs) // sortsearch exits with its own status
+	folded, err := os.ReadFile(filepath.Join(dir, "perf.folded"))
+	require.NoError(t, err)
+	require.Contains(t, string(folded), ";qsort_r;", "record names libc's functions")
+	js, err := os.ReadFile(filepath.Join(dir, "perf.jsonl"))
+	require.NoError(t, err)
+	require.Contains(t, string(js), `"objects":[{"path":"`)
+	require.NoError(t, profile.CheckJSON(bytes.NewReader(js)), "the run's objects are in the schema")
+	page := filepath.Join(dir, "report.html")
+	st, _, errs = run(t, "report", "-o", page, data)
+	require.Equal(t, 0, st, errs)
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(html), ">qsort_r<", "report names them too")
+	assert.Contains(t, string(html), ">strcmp<")
+}

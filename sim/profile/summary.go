@@ -39,6 +39,20 @@ type Summary struct {
 	Timing       Timing  `json:"timing"`
 	PMU          SPEPMU  `json:"spe_pmu"`
 	Buffer       Buffers `json:"buffer"`
+
+	// Objects are the executable mappings of the program's other objects
+	// (the interpreter, shared libraries), as the run made them, so that
+	// simrun report names their functions as the recording did.
+	Objects []ObjectMap `json:"objects,omitempty"`
+}
+
+// ObjectMap is one executable file mapping: its host path, where it was
+// mapped and from which file offset.
+type ObjectMap struct {
+	Path  string `json:"path"`
+	Start Hex    `json:"start"`
+	Len   Hex    `json:"len"`
+	Pgoff Hex    `json:"pgoff"`
 }
 
 // CPUModel is the timing preset the run used.
