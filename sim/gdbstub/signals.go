@@ -56,6 +56,9 @@ func gdbSignal(sig int) int {
 
 // linuxSignal is the Linux number of gdb's signal g (0 when none).
 func linuxSignal(g int) int {
+	if g <= 0 {
+		return 0
+	}
 	for sig := 1; sig <= 64; sig++ {
 		if gdbSignal(sig) == g {
 			return sig

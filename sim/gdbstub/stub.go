@@ -734,6 +734,13 @@ func (s *Stub) resume(step bool, sig int) (*cpu.Exit, bool, error) {
 	}
 	defer func() { s.m.Observer = s.base }()
 	s.armed = watchHit{}
+	// An interrupt gdb sent while the guest was stopped (or after the
+	// last batch ran out) has nothing left to stop.
+	s.interruptReq.Store(false)
+	s.m.ClearStop()
+	if s.hostStop.Load() {
+		return nil, true, cpu.ErrStopped
+	}
 	n := uint64(batch)
 	if step {
 		n = 1
@@ -765,6 +772,10 @@ func (s *Stub) resume(step bool, sig int) (*cpu.Exit, bool, error) {
 				s.m.RequestStop()
 				return nil, true, cpu.ErrStopped
 			}
+			if s.interruptReq.Swap(false) {
+				return s.stopped(2, "") // SIGINT, as gdb expects after 0x03
+			}
+			continue // nothing ran: a stale request
 		case err != nil:
 			return nil, true, err
 		case exit != nil:
