@@ -6,7 +6,7 @@
 // qSupported, QStartNoAckMode, target descriptions (qXfer:features:read:
 // arm64 core and FP/SIMD registers; s390x core, access, floating-point
 // and vector registers), qXfer:auxv:read, qXfer:exec-file:read,
-// qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc, T, '?', g/G, p/P,
+// qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc, T, qRcmd (monitor insns), '?', g/G, p/P,
 // m/M/X, Z0/Z1 breakpoints, Z2/Z3/Z4 watchpoints, s/c/S/C, vCont and
 // vCont?, k/vKill, D and the 0x03 interrupt. See docs/gdb.md.
 //
@@ -362,8 +362,33 @@ func (s *Stub) query(pkt string) {
 	case "qXfer":
 		s.sendBytes(s.xfer(args))
 	default:
+		if cmd, ok := strings.CutPrefix(pkt, "qRcmd,"); ok {
+			s.monitor(cmd)
+			return
+		}
 		s.send("")
 	}
+}
+
+// monitor answers gdb's monitor command (qRcmd, hex-encoded): output
+// as O packets, then OK.
+func (s *Stub) monitor(hexCmd string) {
+	b, err := decodeHex(hexCmd)
+	if err != nil {
+		s.send("E01")
+		return
+	}
+	var out string
+	switch strings.TrimSpace(string(b)) {
+	case "insns":
+		out = fmt.Sprintf("%d\n", s.m.Insns)
+	case "help", "":
+		out = "simrun monitor commands:\n  insns  instructions retired so far\n"
+	default:
+		out = fmt.Sprintf("unknown monitor command %q (monitor help lists them)\n", b)
+	}
+	s.send("O" + string(appendHex(nil, []byte(out))))
+	s.send("OK")
 }
 
 // xfer answers qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH.

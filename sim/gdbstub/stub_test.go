@@ -226,9 +226,14 @@ func TestHandshake(t *testing.T) {
 				{"qXfer:features:read:target.xml:100000,10", "E01"},
 				{"qXfer:features:write:target.xml:0,10", ""},
 				{"qXfer:nosuch:read::0,10", ""},
+				{"qRcmd,zz", "E01"},
 			} {
 				require.Equal(t, tc.want, cl.req(tc.req), "reply to %s", tc.req)
 			}
+			require.Equal(t, "O"+hex.EncodeToString([]byte("0\n")), cl.req("qRcmd,"+hex.EncodeToString([]byte("insns"))))
+			require.Equal(t, "OK", cl.recv())
+			require.Contains(t, cl.req("qRcmd,"), "O")
+			require.Equal(t, "OK", cl.recv())
 			// The program did not run.
 			require.Zero(t, cl.p.Insns)
 			cl.raw(string(frame([]byte("k")))) // k has no reply
