@@ -13,7 +13,7 @@ import (
 func Listen(spec string) (net.Listener, error) {
 	if path, ok := strings.CutPrefix(spec, "unix:"); ok {
 		if path == "" {
-			return nil, fmt.Errorf("--gdb %s: no socket path after unix:", spec)
+			return nil, fmt.Errorf("--gdb %s: no socket path after the unix: prefix", spec)
 		}
 		l, err := net.Listen("unix", path)
 		if err != nil {
