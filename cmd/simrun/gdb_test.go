@@ -323,3 +323,22 @@ func TestGDBMatchesQemu(t *testing.T) {
 		})
 	}
 }
+
+// TestGDBFlagErrors: bad -g and --gdb values are refused before the
+// program runs.
+func TestGDBFlagErrors(t *testing.T) {
+	prog := "../../programs/bin/aarch64-O2/fib"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-g", "abc"}, "-g abc: want a TCP port number"},
+		{[]string{"-g", "1", "--gdb", "2"}, "-g and --gdb both given"},
+		{[]string{"--gdb", "what"}, "want PORT, HOST:PORT or unix:PATH"},
+	} {
+		st, out, errText := run(t, append(append([]string{"run"}, tc.args...), prog)...)
+		require.NotEqual(t, 0, st)
+		require.Empty(t, out)
+		require.Contains(t, errText, tc.want)
+	}
+}
