@@ -121,8 +121,9 @@ func (cl *client) recv() string {
 		_, err = io.ReadFull(cl.r, cs[:])
 		require.NoError(cl.t, err)
 		require.Equal(cl.t, string(frame([]byte(data))), "$"+data+"#"+string(cs[:]), "checksum")
-		if cl.ack {
-			cl.raw("+")
+		if cl.ack { // the stub may have closed after an exit reply
+			cl.deadline()
+			cl.c.Write([]byte("+"))
 		}
 		return data
 	}
