@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"simrun/sim/cpu"
+	"simrun/sim/gdbstub"
 	"simrun/sim/infile"
 	"simrun/sim/linux"
 	"simrun/sim/outfile"
@@ -29,6 +31,8 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	traceText := fs.Bool("trace", false, "print every retired instruction (pc, disassembly, registers written) to stderr")
 	traceJSON := fs.String("trace-json", "", "write a per-instruction register trace in qemu-trace's JSON Lines schema to `FILE`")
 	traceFP := fs.Bool("trace-fp", false, "include SIMD&FP registers in --trace-json")
+	gdbPort := fs.String("g", "", "wait for gdb on TCP 127.0.0.1:`PORT` before the first instruction, as qemu-user's -g (0: any free port; see docs/gdb.md)")
+	gdbAt := fs.String("gdb", "", "wait for gdb on `ENDPOINT` (PORT, HOST:PORT or unix:PATH) before the first instruction")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -114,12 +118,25 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return observers[1](m)
 		}
 	}
+	var stub *gdbstub.Stub
+	if *gdbPort != "" || *gdbAt != "" {
+		if stub, err = waitForGDB(m, *gdbPort, *gdbAt, stderr); err != nil {
+			return err
+		}
+	}
 	// The first SIGINT, SIGTERM or SIGHUP stops the program; the trace
 	// is written up to there (see interrupt.go).
 	defer interrupts.hold()()
 	interrupts.setStop(m.RequestStop)
 	start := time.Now()
-	exit, err := m.Run()
+	var exit *cpu.Exit
+	if stub != nil {
+		interrupts.setStop(stub.Interrupt)
+		exit, err = stub.Serve()
+		m.StopTiming()
+	} else {
+		exit, err = m.Run()
+	}
 	wall := time.Since(start)
 	sig := interrupts.signal()
 	if errors.Is(err, cpu.ErrStopped) {
@@ -166,6 +183,37 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return exitError{exit.Status}
 	}
 	return nil
+}
+
+// waitForGDB listens where -g or --gdb says, tells stderr, and waits for
+// gdb's connection.
+func waitForGDB(m *cpu.Machine, port, at string, stderr io.Writer) (*gdbstub.Stub, error) {
+	if port != "" && at != "" {
+		return nil, fmt.Errorf("-g and --gdb both given: choose one")
+	}
+	spec := at
+	if port != "" {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return nil, fmt.Errorf("-g %s: want a TCP port number (or --gdb HOST:PORT, --gdb unix:PATH)", port)
+		}
+		spec = port
+	}
+	p := linux.Of(m)
+	if p == nil {
+		return nil, fmt.Errorf("gdb: the program is not a Linux process")
+	}
+	l, err := gdbstub.Listen(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	fmt.Fprintf(stderr, "simrun: waiting for gdb on %s (target remote %s)\n", l.Addr(), gdbstub.Describe(l))
+	conn, err := l.Accept()
+	if err != nil {
+		return nil, fmt.Errorf("gdb: %w", err)
+	}
+	fmt.Fprintf(stderr, "simrun: gdb connected from %s\n", conn.RemoteAddr())
+	return gdbstub.New(p, conn, stderr)
 }
 
 type multiFlag []string

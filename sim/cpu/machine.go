@@ -91,6 +91,10 @@ var ErrStopped = errors.New("stopped on request")
 // run loop one atomic load per run of the core.
 func (m *Machine) RequestStop() { m.stopReq.Store(true) }
 
+// ClearStop forgets a RequestStop, so that Run and RunFor run on (a
+// debugger stub stops the guest this way and then resumes it).
+func (m *Machine) ClearStop() { m.stopReq.Store(false) }
+
 // runSlice is the most instructions the core runs between two checks of
 // RequestStop when nothing else (an observer, the timing log, a syscall)
 // ends its run sooner: a few milliseconds of guest time.

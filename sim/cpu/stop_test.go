@@ -41,5 +41,10 @@ func TestRequestStop(t *testing.T) {
 		assert.Equal(t, uint64(0x400000), m.Core.PC(), "between two instructions")
 		_, err = m.RunFor(10)
 		assert.ErrorIs(t, err, cpu.ErrStopped, "the request stays")
+		n := m.Insns
+		m.ClearStop()
+		_, err = m.RunFor(10)
+		assert.NoError(t, err, "cleared, the guest runs on")
+		assert.Equal(t, n+10, m.Insns)
 	}
 }

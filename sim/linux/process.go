@@ -189,6 +189,12 @@ func exePath(path string) string {
 	return abs
 }
 
+// ExePath is the program's absolute path, as /proc/self/exe names it.
+func (p *Process) ExePath() string { return p.exe }
+
+// Auxv is the auxiliary vector the program started with, AT_NULL last.
+func (p *Process) Auxv() [][2]uint64 { return p.auxv }
+
 // Note writes a one-line note to the notes stream.
 func (p *Process) Note(format string, args ...any) {
 	writeNote(p.Cfg.Notes, format, args...)

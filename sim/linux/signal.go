@@ -201,6 +201,10 @@ func (p *Process) sendSignal(in sigInfo) uint64 {
 	return 0
 }
 
+// PID is the process id the program knows itself by (its only thread's
+// id too).
+func (p *Process) PID() uint64 { return p.selfPID() }
+
 // killInfo is the siginfo of kill (SI_USER) or tgkill/tkill (SI_TKILL)
 // from the process itself.
 func (p *Process) killInfo(sig int, code int32) sigInfo {

@@ -1,0 +1,211 @@
+package gdbstub
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"simrun/sim/cpu"
+)
+
+// Running the guest for gdb: continue and step, breakpoints and
+// watchpoints through the per-instruction observer, faults held for gdb.
+
+// runFree runs the program to its end without gdb.
+func (s *Stub) runFree() (*cpu.Exit, error) {
+	s.catching = false
+	s.m.Kernel = s.inner
+	s.m.Observer = s.base
+	if f := s.fault; f != nil { // reported but never resumed: Linux delivers it
+		s.fault = nil
+		s.deliver(f)
+	}
+	for {
+		exit, err := s.m.Run()
+		if errors.Is(err, cpu.ErrStopped) && !s.hostStop.Load() {
+			s.m.ClearStop() // a late 0x03 or a fault stop of the attached run
+			continue
+		}
+		return exit, err
+	}
+}
+
+// deliver hands fault f to the kernel as the signal it raises: the
+// guest's handler runs, or the run ends with it.
+func (s *Stub) deliver(f *cpu.Fault) {
+	if ft, ok := s.inner.(cpu.FaultTaker); ok && ft.TakeFault(s.m, f) {
+		if !f.Fetching() {
+			s.m.TakenFaults++ // as Machine counts a taken fault
+		}
+		return
+	}
+	s.m.EndFault(f)
+}
+
+// batch is how many instructions continue runs between two looks at the
+// interrupt flag (an interrupt also stops the run at once).
+const batch = 1 << 24
+
+// resume runs the guest (one instruction when step) with Linux signal sig
+// delivered (0: none), and reports the stop or the end to gdb.
+func (s *Stub) resume(step bool, sig int) (*cpu.Exit, bool, error) {
+	if f := s.fault; f != nil {
+		s.fault = nil
+		if sig == f.Signal() {
+			s.deliver(f)
+		} else if sig != 0 {
+			fmt.Fprintf(s.notes, "simrun: gdb: continuing with signal %d instead of the fault's %d is not supported; the fault is discarded\n", sig, f.Signal())
+		}
+	} else if sig != 0 {
+		fmt.Fprintf(s.notes, "simrun: gdb: sending signal %d is not supported yet; resumed without it\n", sig)
+	}
+	if s.m.Exited() {
+		return s.finish()
+	}
+	if step || len(s.bps) > 0 || len(s.watches) > 0 {
+		s.m.Observer = s.observe
+	} else {
+		s.m.Observer = s.base
+	}
+	defer func() { s.m.Observer = s.base }()
+	s.armed = watchHit{}
+	// An interrupt gdb sent while the guest was stopped (or after the
+	// last batch ran out) has nothing left to stop.
+	s.interruptReq.Store(false)
+	s.m.ClearStop()
+	if s.hostStop.Load() {
+		return nil, true, cpu.ErrStopped
+	}
+	n := uint64(batch)
+	if step {
+		n = 1
+	}
+	for {
+		exit, err := s.m.RunFor(n)
+		if s.hostStop.Load() {
+			return nil, true, cpu.ErrStopped
+		}
+		if f := s.fault; f != nil {
+			s.m.ClearStop()
+			if s.hostStop.Load() { // raced with the clear: keep the host's stop
+				s.m.RequestStop()
+				return nil, true, cpu.ErrStopped
+			}
+			if !f.Fetching() {
+				s.m.TakenFaults-- // not taken yet: gdb decides
+			}
+			return s.stopped(f.Signal(), "")
+		}
+		switch {
+		case err == errStop:
+			s.send(s.stop)
+			s.interruptReq.Store(false)
+			return nil, false, nil
+		case errors.Is(err, cpu.ErrStopped):
+			s.m.ClearStop()
+			if s.hostStop.Load() {
+				s.m.RequestStop()
+				return nil, true, cpu.ErrStopped
+			}
+			if s.interruptReq.Swap(false) {
+				return s.stopped(2, "") // SIGINT, as gdb expects after 0x03
+			}
+			continue // nothing ran: a stale request
+		case err != nil:
+			return nil, true, err
+		case exit != nil:
+			return s.finish()
+		}
+		if s.armed.on && s.m.Insns != s.armed.insns {
+			return s.stopped(cpu.SIGTRAP, s.watchReason())
+		}
+		if step {
+			return s.stopped(cpu.SIGTRAP, "")
+		}
+		if s.interruptReq.Swap(false) {
+			return s.stopped(2, "") // SIGINT, as gdb expects after 0x03
+		}
+	}
+}
+
+// stopped reports a stop with Linux signal sig.
+func (s *Stub) stopped(sig int, reason string) (*cpu.Exit, bool, error) {
+	s.stop = s.stopReply(sig, reason)
+	s.interruptReq.Store(false)
+	s.send(s.stop)
+	return nil, false, nil
+}
+
+// finish reports the program's end.
+func (s *Stub) finish() (*cpu.Exit, bool, error) {
+	exit, err := s.m.RunFor(0)
+	if err != nil {
+		return nil, true, err
+	}
+	s.send(exitReply(exit))
+	return exit, true, nil
+}
+
+func (s *Stub) watchReason() string {
+	name := map[byte]string{'2': "watch", '3': "rwatch", '4': "awatch"}[s.armed.kind]
+	return name + ":" + strconv.FormatUint(s.armed.addr, 16) + ";"
+}
+
+// observe runs before each instruction while gdb has breakpoints or
+// watchpoints set, or steps.
+func (s *Stub) observe(m *cpu.Machine) error {
+	if s.armed.on {
+		if m.Insns != s.armed.insns { // the accessing instruction retired
+			s.stop = s.stopReply(cpu.SIGTRAP, s.watchReason())
+			s.armed.on = false
+			return errStop
+		}
+		s.armed.on = false
+	}
+	// A breakpoint at the pc the guest resumes at stops it at once, as a
+	// hardware breakpoint does: gdb steps over its own breakpoint there
+	// with that breakpoint removed.
+	if k, ok := s.bps[m.Core.PC()]; ok {
+		reason := "swbreak:;"
+		if k == 'h' {
+			reason = "hwbreak:;"
+		}
+		s.stop = s.stopReply(cpu.SIGTRAP, reason)
+		return errStop
+	}
+	if len(s.watches) > 0 {
+		s.checkWatch(m)
+	}
+	if s.base != nil {
+		return s.base(m)
+	}
+	return nil
+}
+
+// checkWatch arms a watch hit when the next instruction accesses a
+// watched range in a watched way.
+func (s *Stub) checkWatch(m *cpu.Machine) {
+	var op cpu.Op
+	if !m.Core.NextOp(&op) {
+		return
+	}
+	var read, write bool
+	switch op.Class {
+	case cpu.ClassLoad:
+		read = true
+	case cpu.ClassStore:
+		write = true
+	case cpu.ClassLoadAtomic:
+		read, write = true, true
+	default:
+		return
+	}
+	size := uint64(max(op.Access, 1))
+	for _, w := range s.watches {
+		hit := w.kind == '4' || (w.kind == '2' && write) || (w.kind == '3' && read)
+		if hit && op.VA < w.addr+w.len && w.addr < op.VA+size {
+			s.armed = watchHit{on: true, kind: w.kind, addr: max(op.VA, w.addr), insns: m.Insns}
+			return
+		}
+	}
+}

@@ -1,0 +1,701 @@
+// Package gdbstub lets gdb debug a simulated program over the GDB remote
+// serial protocol, as qemu-user's -g does: `simrun run -g PORT PROG`
+// waits for `target remote :PORT` before the first instruction.
+//
+// It serves what gdb-multiarch uses for a Linux user-mode target:
+// qSupported, QStartNoAckMode, target descriptions (qXfer:features:read:
+// arm64 core and FP/SIMD registers; s390x core, access, floating-point
+// and vector registers), qXfer:auxv:read, qXfer:exec-file:read,
+// qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc, T, qRcmd (monitor insns), '?', g/G, p/P,
+// m/M/X, Z0/Z1 breakpoints, Z2/Z3/Z4 watchpoints, s/c/S/C, vCont and
+// vCont?, k/vKill, D and the 0x03 interrupt. See docs/gdb.md.
+//
+// Execution: with no breakpoint or watchpoint set, continue runs the
+// machine in large batches with no per-instruction cost; with some set,
+// the machine's per-instruction observer checks the pc against the
+// breakpoints and, for watchpoints, the next operation's data access
+// (Core.NextOp), stopping after an accessing instruction retires. A
+// guest fault stops the guest before its signal is delivered: continuing
+// with that signal (C0b) delivers it as Linux would (the handler runs or
+// the process dies); continuing without it discards it, so the faulting
+// instruction runs again.
+//
+// Not done yet (later slices of the debugging work): reverse execution,
+// threads beyond the process's one, core dumps, signals other than an
+// instruction's fault stopping the guest, and O packets for output.
+package gdbstub
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	"simrun/sim/cpu"
+	"simrun/sim/linux"
+)
+
+// Stub serves one gdb connection for one process.
+type Stub struct {
+	p      *linux.Process
+	m      *cpu.Machine
+	conn   io.ReadWriteCloser
+	notes  io.Writer
+	lay    *layout
+	inner  cpu.Kernel
+	base   func(*cpu.Machine) error // the observer the run had (tracing)
+	events chan event
+	rerr   error // why the reader stopped (valid once events is closed)
+
+	noAck    bool
+	last     []byte // the last packet sent, for a '-'
+	tid      uint64
+	stop     string          // the stop reply for '?'
+	bps      map[uint64]byte // address → 's' (Z0) or 'h' (Z1)
+	watches  []watch
+	armed    watchHit   // a watched access by the instruction now executing
+	fault    *cpu.Fault // a fault reported to gdb, not yet delivered
+	catching bool
+
+	interruptReq atomic.Bool // gdb sent 0x03
+	hostStop     atomic.Bool // the host asked simrun to stop (Interrupt)
+}
+
+// watch is a Z2 (write), Z3 (read) or Z4 (access) watchpoint.
+type watch struct {
+	kind      byte // '2', '3', '4'
+	addr, len uint64
+}
+
+type watchHit struct {
+	on    bool
+	kind  byte
+	addr  uint64
+	insns uint64 // m.Insns before the accessing instruction
+}
+
+// errStop ends RunFor when the observer stops the guest.
+var errStop = errors.New("stopped for gdb")
+
+// New returns a stub debugging p over conn; notes gets one-line notes
+// (stderr). The machine must not have run yet, or be stopped between
+// instructions.
+func New(p *linux.Process, conn io.ReadWriteCloser, notes io.Writer) (*Stub, error) {
+	lay, err := layoutFor(p.Arch)
+	if err != nil {
+		return nil, err
+	}
+	if notes == nil {
+		notes = io.Discard
+	}
+	s := &Stub{p: p, m: p.Machine, conn: conn, notes: notes, lay: lay, bps: map[uint64]byte{}, tid: p.PID()}
+	s.stop = s.stopReply(cpu.SIGTRAP, "")
+	return s, nil
+}
+
+// Interrupt stops the run for the host (simrun's SIGINT): Serve returns
+// cpu.ErrStopped at the next instruction boundary. Safe from any
+// goroutine.
+func (s *Stub) Interrupt() {
+	s.hostStop.Store(true)
+	s.m.RequestStop()
+}
+
+// catcher is the kernel while gdb is attached: syscalls go to the
+// process, faults stop the guest for gdb first.
+type catcher struct{ s *Stub }
+
+func (k catcher) Syscall(m *cpu.Machine) { k.s.inner.Syscall(m) }
+
+func (k catcher) TakeFault(m *cpu.Machine, f *cpu.Fault) bool {
+	if !k.s.catching {
+		if ft, ok := k.s.inner.(cpu.FaultTaker); ok {
+			return ft.TakeFault(m, f)
+		}
+		return false
+	}
+	// Keep the machine at the faulting instruction, as Linux does when it
+	// stops a traced process for a signal: the run stops here and the
+	// fault waits for gdb's word (resume).
+	k.s.fault = f
+	m.RequestStop()
+	return true
+}
+
+// Serve answers gdb until the program ends (its exit, or k), and returns
+// how it ended. After a detach or a lost connection the program runs on
+// to its end without the stub. An error is the run's (an observer's,
+// or cpu.ErrStopped after Interrupt), not the connection's.
+func (s *Stub) Serve() (*cpu.Exit, error) {
+	s.inner = s.m.Kernel
+	s.base = s.m.Observer
+	s.m.Kernel = catcher{s}
+	s.catching = true
+	defer func() {
+		s.m.Kernel = s.inner
+		s.m.Observer = s.base
+	}()
+	s.events = make(chan event, 16)
+	go s.read()
+	for {
+		ev, ok := <-s.events
+		if !ok {
+			fmt.Fprintf(s.notes, "simrun: gdb: connection lost (%v); the program runs on to its end\n", s.rerr)
+			return s.runFree()
+		}
+		switch ev.kind {
+		case evAck, evInterrupt: // an interrupt while stopped has nothing to stop
+		case evNack:
+			s.resend()
+		case evBadPacket:
+			if !s.noAck {
+				s.write([]byte{'-'})
+			}
+		case evPacket:
+			if !s.noAck {
+				s.write([]byte{'+'})
+			}
+			exit, done, err := s.handle(ev.data)
+			if err != nil || done {
+				if exit != nil || err != nil {
+					s.conn.Close()
+				}
+				if exit == nil && err == nil { // detached
+					return s.runFree()
+				}
+				return exit, err
+			}
+		}
+	}
+}
+
+// read turns the connection's bytes into events; 0x03 also stops a
+// running guest at once.
+func (s *Stub) read() {
+	r := bufio.NewReader(s.conn)
+	for {
+		ev, err := readEvent(r)
+		if err != nil {
+			s.rerr = err
+			close(s.events)
+			return
+		}
+		if ev.kind == evInterrupt {
+			s.interruptReq.Store(true)
+			s.m.RequestStop()
+		}
+		s.events <- ev
+	}
+}
+
+func (s *Stub) write(b []byte) {
+	s.conn.Write(b) // a lost connection shows as the reader's end
+}
+
+// send frames and sends a reply.
+func (s *Stub) send(data string) {
+	s.last = frame([]byte(data))
+	s.write(s.last)
+}
+
+func (s *Stub) sendBytes(data []byte) {
+	s.last = frame(data)
+	s.write(s.last)
+}
+
+func (s *Stub) resend() {
+	if s.last != nil && !s.noAck {
+		s.write(s.last)
+	}
+}
+
+// stopReply is a T packet for Linux signal sig with an optional reason
+// ("swbreak:;", "watch:ADDR;").
+func (s *Stub) stopReply(sig int, reason string) string {
+	return fmt.Sprintf("T%02x%sthread:%x;", gdbSignal(sig), reason, s.tid)
+}
+
+// exitReply is W (exit status) or X (killed by a signal).
+func exitReply(e *cpu.Exit) string {
+	if e.Fault != nil {
+		return fmt.Sprintf("X%02x", gdbSignal(e.Fault.Signal()))
+	}
+	return fmt.Sprintf("W%02x", e.Status&0xff)
+}
+
+const supported = "PacketSize=4000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;swbreak+;hwbreak+;vContSupported+"
+
+// handle answers one packet. done: the stub is finished: exit != nil
+// for the program's end, nil for a detach.
+func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
+	if pkt == "" {
+		s.send("")
+		return nil, false, nil
+	}
+	switch pkt[0] {
+	case '?':
+		s.send(s.stop)
+	case 'g':
+		s.sendBytes(s.readRegs())
+	case 'G':
+		s.send(s.writeRegs(pkt[1:]))
+	case 'p':
+		s.send(s.readReg(pkt[1:]))
+	case 'P':
+		s.send(s.writeReg(pkt[1:]))
+	case 'm':
+		s.send(s.readMem(pkt[1:]))
+	case 'M':
+		s.send(s.writeMemHex(pkt[1:]))
+	case 'X':
+		s.send(s.writeMemBin(pkt[1:]))
+	case 'H':
+		s.send(s.setThread(pkt[1:]))
+	case 'T':
+		if t, ok := s.threadID(pkt[1:]); ok && (t == s.tid || t == 0) {
+			s.send("OK")
+		} else {
+			s.send("E01")
+		}
+	case 'Z', 'z':
+		s.send(s.breakpoint(pkt[0] == 'Z', pkt[1:]))
+	case 'c', 's':
+		if len(pkt) > 1 {
+			if reply := s.setPC(pkt[1:]); reply != "" {
+				s.send(reply)
+				return nil, false, nil
+			}
+		}
+		return s.resume(pkt[0] == 's', 0)
+	case 'C', 'S':
+		sigText, addr, hasAddr := strings.Cut(pkt[1:], ";")
+		g, err := parseHexU64(sigText)
+		if err != nil || g > 0xff {
+			s.send("E01")
+			return nil, false, nil
+		}
+		if hasAddr {
+			if reply := s.setPC(addr); reply != "" {
+				s.send(reply)
+				return nil, false, nil
+			}
+		}
+		return s.resume(pkt[0] == 'S', linuxSignal(int(g)))
+	case 'k':
+		return s.kill()
+	case 'D':
+		s.send("OK")
+		s.conn.Close()
+		return nil, true, nil
+	case 'q', 'Q':
+		s.query(pkt)
+	case 'v':
+		return s.vPacket(pkt)
+	default:
+		s.send("")
+	}
+	return nil, false, nil
+}
+
+// kill ends the program as SIGKILL would.
+func (s *Stub) kill() (*cpu.Exit, bool, error) {
+	fmt.Fprintln(s.notes, "simrun: gdb killed the program")
+	s.fault = nil
+	s.m.EndFault(&cpu.Fault{PC: s.m.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
+		Err: errors.New("killed by gdb")})
+	exit, _ := s.m.RunFor(0)
+	return exit, true, nil
+}
+
+func (s *Stub) query(pkt string) {
+	name, args, _ := strings.Cut(pkt, ":")
+	switch name {
+	case "qSupported":
+		s.send(supported)
+	case "QStartNoAckMode":
+		s.send("OK")
+		s.noAck = true
+	case "qAttached":
+		s.send("0") // simrun started the process: gdb kills it on quit
+	case "qC":
+		s.send(fmt.Sprintf("QC%x", s.tid))
+	case "qfThreadInfo":
+		s.send(fmt.Sprintf("m%x", s.tid))
+	case "qsThreadInfo":
+		s.send("l")
+	case "qSymbol":
+		s.send("OK")
+	case "qXfer":
+		s.sendBytes(s.xfer(args))
+	default:
+		if cmd, ok := strings.CutPrefix(pkt, "qRcmd,"); ok {
+			s.monitor(cmd)
+			return
+		}
+		s.send("")
+	}
+}
+
+// monitor answers gdb's monitor command (qRcmd, hex-encoded): output
+// as O packets, then OK.
+func (s *Stub) monitor(hexCmd string) {
+	b, err := decodeHex(hexCmd)
+	if err != nil {
+		s.send("E01")
+		return
+	}
+	var out string
+	switch strings.TrimSpace(string(b)) {
+	case "insns":
+		out = fmt.Sprintf("%d\n", s.m.Insns)
+	case "help", "":
+		out = "simrun monitor commands:\n  insns  instructions retired so far\n"
+	default:
+		out = fmt.Sprintf("unknown monitor command %q (monitor help lists them)\n", b)
+	}
+	s.send("O" + string(appendHex(nil, []byte(out))))
+	s.send("OK")
+}
+
+// xfer answers qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH.
+func (s *Stub) xfer(args string) []byte {
+	parts := strings.SplitN(args, ":", 4)
+	if len(parts) != 4 || parts[1] != "read" {
+		return nil // unsupported: empty reply
+	}
+	off, n, err := parseAddrLen(parts[3])
+	if err != nil {
+		return []byte("E01")
+	}
+	var data []byte
+	switch parts[0] {
+	case "features":
+		if parts[2] != "target.xml" {
+			return []byte("E00")
+		}
+		data = []byte(s.lay.xml)
+	case "auxv":
+		for _, a := range s.p.Auxv() {
+			var b [16]byte
+			s.lay.order.PutUint64(b[:], a[0])
+			s.lay.order.PutUint64(b[8:], a[1])
+			data = append(data, b[:]...)
+		}
+	case "exec-file":
+		data = []byte(s.p.ExePath())
+	default:
+		return nil
+	}
+	if off > uint64(len(data)) {
+		return []byte("E01")
+	}
+	n = min(n, maxPacket/2)
+	rest := data[off:]
+	if uint64(len(rest)) <= n {
+		return escape([]byte{'l'}, rest)
+	}
+	return escape([]byte{'m'}, rest[:n])
+}
+
+func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
+	switch {
+	case pkt == "vCont?":
+		s.send("vCont;c;C;s;S")
+	case strings.HasPrefix(pkt, "vCont;"):
+		step, sig, ok := s.vCont(pkt[len("vCont;"):])
+		if !ok {
+			s.send("E01")
+			return nil, false, nil
+		}
+		return s.resume(step, sig)
+	case strings.HasPrefix(pkt, "vKill"):
+		s.send("OK")
+		return s.kill()
+	default:
+		s.send("")
+	}
+	return nil, false, nil
+}
+
+// vCont picks the action for the one thread: the first that names it or
+// no thread.
+func (s *Stub) vCont(actions string) (step bool, sig int, ok bool) {
+	for _, a := range strings.Split(actions, ";") {
+		act, thread, hasThread := strings.Cut(a, ":")
+		if hasThread {
+			t, ok := s.threadID(thread)
+			if !ok {
+				return false, 0, false
+			}
+			if t != s.tid && t != ^uint64(0) {
+				continue
+			}
+		}
+		if act == "" {
+			return false, 0, false
+		}
+		switch act[0] {
+		case 'c', 's':
+			return act[0] == 's', 0, len(act) == 1
+		case 'C', 'S':
+			g, err := parseHexU64(act[1:])
+			if err != nil || g > 0xff {
+				return false, 0, false
+			}
+			return act[0] == 'S', linuxSignal(int(g)), true
+		}
+		return false, 0, false
+	}
+	return false, 0, false
+}
+
+// threadID parses a thread id: hex, -1 (all: ^0), or pPID.TID.
+func (s *Stub) threadID(t string) (uint64, bool) {
+	if rest, ok := strings.CutPrefix(t, "p"); ok {
+		_, tid, hasTid := strings.Cut(rest, ".")
+		if !hasTid {
+			return ^uint64(0), true
+		}
+		t = tid
+	}
+	if t == "-1" {
+		return ^uint64(0), true
+	}
+	v, err := parseHexU64(t)
+	return v, err == nil
+}
+
+func (s *Stub) setThread(args string) string {
+	if args == "" || (args[0] != 'g' && args[0] != 'c') {
+		return "E01"
+	}
+	t, ok := s.threadID(args[1:])
+	if !ok || (t != 0 && t != ^uint64(0) && t != s.tid) {
+		return "E01"
+	}
+	return "OK"
+}
+
+// setPC sets the pc for c ADDR / s ADDR; a non-empty result is the error
+// reply.
+func (s *Stub) setPC(addr string) string {
+	a, err := parseHexU64(addr)
+	if err != nil {
+		return "E01"
+	}
+	s.m.Core.SetPC(a)
+	return ""
+}
+
+func (s *Stub) state() *cpu.State {
+	var st cpu.State
+	s.m.Core.State(&st)
+	return &st
+}
+
+func (s *Stub) setState(st *cpu.State) bool {
+	sw, ok := s.m.Core.(cpu.StateWriter)
+	if !ok {
+		return false
+	}
+	sw.SetState(st)
+	return true
+}
+
+func (s *Stub) readRegs() []byte {
+	st := s.state()
+	var b []byte
+	for i := range s.lay.regs {
+		b = s.lay.appendReg(b, &s.lay.regs[i], st)
+	}
+	return appendHex(nil, b)
+}
+
+func (s *Stub) writeRegs(hexData string) string {
+	b, err := decodeHex(hexData)
+	if err != nil || len(b) != s.lay.size() {
+		return "E01"
+	}
+	st := s.state()
+	for i := range s.lay.regs {
+		r := &s.lay.regs[i]
+		s.lay.setReg(r, st, b)
+		b = b[r.bits/8:]
+	}
+	if !s.setState(st) {
+		return "E01"
+	}
+	return "OK"
+}
+
+func (s *Stub) regIndex(t string) (int, bool) {
+	n, err := parseHexU64(t)
+	if err != nil || n >= uint64(len(s.lay.regs)) {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func (s *Stub) readReg(args string) string {
+	i, ok := s.regIndex(args)
+	if !ok {
+		return "E01"
+	}
+	return string(appendHex(nil, s.lay.appendReg(nil, &s.lay.regs[i], s.state())))
+}
+
+func (s *Stub) writeReg(args string) string {
+	n, val, ok := strings.Cut(args, "=")
+	i, ok2 := s.regIndex(n)
+	if !ok || !ok2 {
+		return "E01"
+	}
+	b, err := decodeHex(val)
+	r := &s.lay.regs[i]
+	if err != nil || len(b) != r.bits/8 {
+		return "E01"
+	}
+	st := s.state()
+	s.lay.setReg(r, st, b)
+	if !s.setState(st) {
+		return "E01"
+	}
+	return "OK"
+}
+
+// readMem reads guest memory as ptrace does: any mapped page, whatever
+// its protection, and without touching the guest's translation caches
+// or fault state. A read that starts unmapped is E14 (EFAULT); one that
+// runs into an unmapped page returns the bytes before it.
+func (s *Stub) readMem(args string) string {
+	addr, n, err := parseAddrLen(args)
+	if err != nil {
+		return "E01"
+	}
+	n = min(n, maxPacket/2)
+	b := s.peek(addr, n)
+	if len(b) == 0 && n > 0 {
+		return "E14"
+	}
+	return string(appendHex(nil, b))
+}
+
+func (s *Stub) peek(addr, n uint64) []byte {
+	var out []byte
+	for n > 0 {
+		p := s.m.Mem.PageAt(addr)
+		if p == nil {
+			break
+		}
+		off := addr & cpu.PageMask
+		k := min(n, cpu.PageSize-off)
+		out = append(out, p.Bytes()[off:off+k]...)
+		addr += k
+		n -= k
+		if addr == 0 { // wrapped past the top of the address space
+			break
+		}
+	}
+	return out
+}
+
+// poke writes guest memory as ptrace does (read-only code too); E14 when
+// any page is unmapped, before anything is written.
+func (s *Stub) poke(addr uint64, b []byte) string {
+	if len(b) == 0 {
+		return "OK"
+	}
+	end := addr + uint64(len(b)) - 1
+	if end < addr {
+		return "E14"
+	}
+	for a := addr &^ cpu.PageMask; ; a += cpu.PageSize {
+		if s.m.Mem.PageAt(a) == nil {
+			return "E14"
+		}
+		if a >= end&^cpu.PageMask {
+			break
+		}
+	}
+	if s.m.Mem.Poke(addr, b) != nil {
+		return "E14"
+	}
+	return "OK"
+}
+
+func (s *Stub) writeMemHex(args string) string {
+	al, data, ok := strings.Cut(args, ":")
+	addr, n, err := parseAddrLen(al)
+	if !ok || err != nil {
+		return "E01"
+	}
+	b, err := decodeHex(data)
+	if err != nil || uint64(len(b)) != n {
+		return "E01"
+	}
+	return s.poke(addr, b)
+}
+
+func (s *Stub) writeMemBin(args string) string {
+	al, data, ok := strings.Cut(args, ":")
+	addr, n, err := parseAddrLen(al)
+	if !ok || err != nil {
+		return "E01"
+	}
+	b, err := unescape(data)
+	if err != nil || uint64(len(b)) != n {
+		return "E01"
+	}
+	return s.poke(addr, b)
+}
+
+// breakpoint inserts (Z) or removes (z) a breakpoint or watchpoint:
+// TYPE,ADDR,KIND.
+func (s *Stub) breakpoint(insert bool, args string) string {
+	typ, rest, ok := strings.Cut(args, ",")
+	if !ok || len(typ) != 1 {
+		return "E01"
+	}
+	addrText, kindText, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "E01"
+	}
+	kindText, _, _ = strings.Cut(kindText, ";") // conditions: not supported, ignored
+	addr, err := parseHexU64(addrText)
+	if err != nil {
+		return "E01"
+	}
+	kind, err := parseHexU64(kindText)
+	if err != nil {
+		return "E01"
+	}
+	switch typ[0] {
+	case '0', '1':
+		if insert {
+			s.bps[addr] = map[byte]byte{'0': 's', '1': 'h'}[typ[0]]
+		} else {
+			delete(s.bps, addr)
+		}
+		return "OK"
+	case '2', '3', '4':
+		if kind == 0 || addr+kind < addr {
+			return "E01"
+		}
+		w := watch{kind: typ[0], addr: addr, len: kind}
+		for i, o := range s.watches {
+			if o == w {
+				if !insert {
+					s.watches = append(s.watches[:i], s.watches[i+1:]...)
+				}
+				return "OK"
+			}
+		}
+		if insert {
+			s.watches = append(s.watches, w)
+		}
+		return "OK"
+	}
+	return ""
+}
