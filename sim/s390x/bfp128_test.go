@@ -1,22 +1,16 @@
 package s390x
 
 import (
-	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/difftest"
 	"simrun/sim/ieee"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // bfp128Case is one case of testdata/bfp128.s: extended operands a and
@@ -119,16 +113,7 @@ func bfp128Data(cs []bfp128Case) []byte {
 // in each rounding mode on every case of bfp128Cases, in lockstep with
 // qemu, the FPC's flags included.
 func TestQemuBFP128(t *testing.T) {
-	oracle.Require(t, "s390x")
-	code := assembleText(t, "bfp128")
-	path := filepath.Join(t.TempDir(), "bfp128")
-	require.NoError(t, os.WriteFile(path, prog(code, bfp128Data(bfp128Cases())), 0o755))
-	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 1 << 22, FP: true, CPU: programs.S390xQemuCPU})
-	require.NoError(t, err)
-	require.Empty(t, res.Fault)
-	require.Equal(t, 0, res.Status)
-	require.Equal(t, res.Insns, res.Compared)
-	t.Logf("%d instructions compared", res.Compared)
+	lockstepAsm(t, "bfp128", bfp128Data(bfp128Cases()), 1<<22)
 }
 
 // TestBFP128Specification checks that an extended operand must name a

@@ -224,17 +224,7 @@ func longData(k [longKinds][]longCase) []byte {
 // with qemu: registers and condition code after every instruction, the
 // moves' results through their checksums.
 func TestQemuLong(t *testing.T) {
-	oracle.Require(t, "s390x")
-	code := assembleText(t, "long")
-	path := filepath.Join(t.TempDir(), "long")
-	require.NoError(t, os.WriteFile(path, prog(code, longData(longCases())), 0o755))
-	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 1 << 20, FP: true, CPU: programs.S390xQemuCPU})
-	require.NoError(t, err)
-	require.Empty(t, res.Fault)
-	require.Equal(t, res.Insns, res.Compared)
-	require.Equal(t, 0, res.Status)
-	require.Empty(t, res.Fault)
-	t.Logf("%d instructions compared", res.Compared)
+	lockstepAsm(t, "long", longData(longCases()), 1<<20)
 }
 
 // TestQemuLongExceptions: an odd register of a pair and clclu's odd

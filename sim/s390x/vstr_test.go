@@ -176,19 +176,27 @@ func assembleText(t *testing.T, name string) []byte {
 	return code
 }
 
+// lockstepAsm assembles testdata/NAME.s, runs it with data at 0x410000
+// under qemu and simrun, and requires the whole run in lockstep (up to
+// limit instructions), exit status 0 and no fault.
+func lockstepAsm(t *testing.T, name string, data []byte, limit int) {
+	t.Helper()
+	oracle.Require(t, "s390x")
+	code := assembleText(t, name)
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, prog(code, data), 0o755))
+	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: limit, FP: true, CPU: programs.S390xQemuCPU})
+	require.NoError(t, err)
+	require.Empty(t, res.Fault)
+	require.Equal(t, 0, res.Status)
+	require.Equal(t, res.Insns, res.Compared)
+	t.Logf("%d instructions compared", res.Compared)
+}
+
 // TestQemuVectorString runs testdata/vstr.s, every variant of vfae, vfee,
 // vfene, vistr and vstrc on every case of vstrCases, in lockstep with qemu.
 func TestQemuVectorString(t *testing.T) {
-	oracle.Require(t, "s390x")
-	code := assembleText(t, "vstr")
-	path := filepath.Join(t.TempDir(), "vstr")
-	require.NoError(t, os.WriteFile(path, prog(code, vstrData(vstrCases())), 0o755))
-	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 1 << 20, FP: true, CPU: programs.S390xQemuCPU})
-	require.NoError(t, err)
-	require.Equal(t, res.Insns, res.Compared)
-	require.Equal(t, 0, res.Status)
-	require.Empty(t, res.Fault)
-	t.Logf("%d instructions compared", res.Compared)
+	lockstepAsm(t, "vstr", vstrData(vstrCases()), 1<<20)
 }
 
 // str16 is the vector of the 16 bytes of s (which must have 16).
