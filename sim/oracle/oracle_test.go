@@ -291,7 +291,7 @@ func TestCount(t *testing.T) {
 				}
 			}
 			// a prebuilt plugin
-			lib, err := pluginLib("")
+			lib, err := countPlugin.lib("")
 			if err != nil {
 				t.Fatal(err)
 			}
