@@ -37,7 +37,7 @@ var zvaRule = &timingtest.RegsRule{
 // representative part of the glibc ones, whose string functions use DC
 // ZVA and SIMD loads and stores).
 func TestAddressesAgainstQemu(t *testing.T) {
-	timingtest.RequireQemuPlugin(t, "arm64")
+	oracle.RequireMemTrace(t, "arm64")
 	bins := programs.Binaries("arm64")
 	for _, b := range programs.GlibcBinaries("arm64") {
 		if b.Name == "jumps" || b.Name == "printf" || b.Name == "strings" || b.Name == "sortsearch" {

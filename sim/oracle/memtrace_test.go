@@ -131,10 +131,9 @@ func progMem(arch string) (p testProg, dataOff uint64) {
 // TestMemTrace checks the plugin's records of a hand-made program against
 // qemu's own trace of its registers.
 func TestMemTrace(t *testing.T) {
-	RequireTool(t, "gcc", "gcc") // the host C compiler builds the plugin
 	for _, arch := range []string{"arm64", "s390x"} {
 		t.Run(arch, func(t *testing.T) {
-			needQemu(t, arch)
+			RequireMemTrace(t, arch)
 			p, dataOff := progMem(arch)
 			prog := writeELF(t, t.TempDir(), "mem", arch, p.code)
 			recs, _, err := collect(t, prog, Options{})

@@ -85,7 +85,7 @@ func (pl *plugin) lib(p string) (string, error) {
 		if err := os.WriteFile(tmpSrc, src, 0o644); err != nil {
 			return "", fmt.Errorf("%s: %w", pl.what, err)
 		}
-		out, err := exec.Command("gcc", "-O2", "-shared", "-fPIC", "-o", tmp, tmpSrc).CombinedOutput()
+		out, err := exec.Command(gccBinary, "-O2", "-shared", "-fPIC", "-o", tmp, tmpSrc).CombinedOutput()
 		if err != nil {
 			os.Remove(tmp)
 			return "", fmt.Errorf("building the %s with gcc from %s: %v: %s", pl.what, name, err, strings.TrimSpace(string(out)))
@@ -99,11 +99,15 @@ func (pl *plugin) lib(p string) (string, error) {
 	return lib, nil
 }
 
+// gccBinary is the host C compiler that builds the plugins; a variable so
+// that tests can pretend it is missing.
+var gccBinary = "gcc"
+
 // PluginAvailable reports whether simrun's qemu plugins can be built: the
 // host gcc is on PATH (the error names the Debian package otherwise).
 func PluginAvailable() error {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		return fmt.Errorf("oracle: gcc not found on PATH, needed to build simrun's qemu plugins (apt-get install gcc): %w", err)
+	if _, err := exec.LookPath(gccBinary); err != nil {
+		return fmt.Errorf("oracle: %s not found on PATH, needed to build simrun's qemu plugins (apt-get install gcc): %w", gccBinary, err)
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func ssFamily(code []byte) string {
 // load and store of the bundled programs (the freestanding ones and a
 // representative part of the glibc ones).
 func TestAddressesAgainstQemu(t *testing.T) {
-	timingtest.RequireQemuPlugin(t, "s390x")
+	oracle.RequireMemTrace(t, "s390x")
 	bins := programs.Binaries("s390x")
 	for _, b := range programs.GlibcBinaries("s390x") {
 		if b.Name == "jumps" || b.Name == "strings" {

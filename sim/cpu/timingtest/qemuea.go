@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -79,24 +78,6 @@ func loggedAccesses(t *testing.T, path string, args []string, max uint64) ([]Log
 type RegsRule struct {
 	Family func(op *LoggedAccess) string
 	Addr   func(op *LoggedAccess, rec *oracle.Record, read func(addr uint64, n int) ([]byte, error)) (uint64, error)
-}
-
-// RequireQemuPlugin fails t when qemu-user for arch or the host gcc that
-// builds the plugin is missing; outside CI (the environment variable CI
-// unset) it skips t instead with SIMRUN_ALLOW_NO_QEMU=1.
-func RequireQemuPlugin(t *testing.T, arch string) {
-	t.Helper()
-	err := oracle.Available(arch)
-	if err == nil {
-		err = oracle.PluginAvailable()
-	}
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "" && os.Getenv("SIMRUN_ALLOW_NO_QEMU") == "1" {
-		t.Skipf("%v (skipped: SIMRUN_ALLOW_NO_QEMU=1)", err)
-	}
-	t.Fatalf("%v (set SIMRUN_ALLOW_NO_QEMU=1 outside CI to skip instead)", err)
 }
 
 // AddressCheck compares the addresses simrun logs with qemu's.
