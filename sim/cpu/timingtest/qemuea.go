@@ -107,15 +107,18 @@ type AddressStats struct {
 // the memory trace plugin. For every operation with a data access, the
 // address simrun logs (Retired.EA, what SPE samples) must be the address
 // of qemu's first access of the same dynamic instruction (same index in
-// the run, same pc). For the bundled programs that is the rule for every
-// instruction qemu shows accesses of, including the ones that make
-// several: pairs and multiple loads and stores (the lowest address,
-// accessed first), SIMD structure loads and stores, atomics (their load
-// comes first), compare-and-swap, s390x's CLC, CLST, SRST, MVCLE (the
-// first operand, read first). The operations qemu shows no access of
-// (arm64 DC ZVA; s390x MVC, XC, NC, OC, MVST, and EXECUTE of those) go
-// to Regs. Check also fails when qemu made accesses for an instruction
-// simrun describes as accessing no memory.
+// the run, same pc). In the bundled programs that rule holds for every
+// instruction qemu shows accesses of, also where it makes several: pairs
+// and multiple loads and stores (LDP, STP, LMG, STMG, a 16-byte LDR/STR
+// as two 8-byte accesses: the lowest address first, although qemu's LMG
+// probes its last doubleword second), AdvSIMD LD1 and LD2 structure
+// loads, load/store exclusives and s390x interlocked-access and
+// compare-and-swap instructions (load, then store), and s390x CLC, SRST,
+// XC and EXECUTE/EXRL of CLC (the first operand comes first). The
+// operations qemu shows no access of (arm64 DC ZVA; s390x MVC, XC, NC,
+// OC, MVST, and EXECUTE of those) go to Regs. Check also fails when qemu
+// made accesses for an instruction simrun describes as accessing no
+// memory, and when the two ran a different number of instructions.
 func (c *AddressCheck) Check(t *testing.T, b programs.Binary) AddressStats {
 	t.Helper()
 	opt := oracle.Options{Args: b.Args, CPU: b.Config.QemuCPU()}
