@@ -8,6 +8,8 @@
 //   - Count: the exact number of executed instructions of a normal, fast run,
 //     from simrun's own TCG plugin (plugin/countinsns.c, embedded and
 //     built with the host gcc on first use);
+//   - MemTrace: the data addresses of a normal run's first accesses, from
+//     simrun's second plugin (plugin/memtrace.c, built the same way);
 //   - Available / Require: whether qemu is installed.
 //
 // qemu is run with an empty environment (as "env -i" gives), stdin from
@@ -79,11 +81,12 @@ type Options struct {
 	// s390x qemu's default). glibc programs need the model whose ID
 	// registers and HWCAP simrun shows the guest: cortex-a72 on arm64.
 	CPU string
-	// Plugin (Count only) is the counting plugin: a prebuilt shared object
-	// (".so") or a C source, which is compiled with the host gcc into a
-	// cache directory once.  "" = simrun's own plugin/countinsns.c (embedded
-	// in the package).  Another plugin must write "# insns N" as the first
-	// line of the file its out=FILE argument names.
+	// Plugin (Count only; MemTrace always uses plugin/memtrace.c) is the
+	// counting plugin: a prebuilt shared object (".so") or a C source,
+	// which is compiled with the host gcc into a cache directory once.
+	// "" = simrun's own plugin/countinsns.c (embedded in the package).
+	// Another plugin must write "# insns N" as the first line of the file
+	// its out=FILE argument names.
 	Plugin string
 	// Sysroot is qemu's -L: where a dynamically linked program's
 	// interpreter and libraries (every absolute path) are looked up first.
@@ -384,45 +387,14 @@ func Trace(ctx context.Context, prog string, opt Options, fn func(*Record) error
 // the guest is killed by a signal; then Count runs prog once more under
 // Trace (single-stepped, slow) to count.
 func Count(ctx context.Context, prog string, opt Options) (*Result, error) {
-	arch, bin, err := setup(prog, opt)
-	if err != nil {
-		return nil, err
-	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("oracle: count %s: "+format, append([]any{prog}, a...)...)
 	}
-	lib, err := pluginLib(opt.Plugin)
+	res, data, err := runPlugin(ctx, prog, opt, countPlugin, opt.Plugin, nil, fail)
 	if err != nil {
-		return nil, fail("%w", err)
+		return res, err
 	}
-	tmp, err := os.MkdirTemp("", "simrun-oracle-")
-	if err != nil {
-		return nil, fail("%w", err)
-	}
-	defer os.RemoveAll(tmp)
-	out := filepath.Join(tmp, "counts")
-	if strings.Contains(lib, ",") || strings.Contains(out, ",") {
-		return nil, fail("plugin path %q or output %q contains a comma, which qemu's -plugin option cannot take", lib, out)
-	}
-	args := append(qemuArgs(arch, opt), "-plugin", lib+",out="+out, prog)
-	args = append(args, opt.Args...)
-	var stdout, stderr bytes.Buffer
-	cmd := command(ctx, bin, args, opt, &stdout, &stderr)
-	if err := cmd.Start(); err != nil {
-		return nil, fail("start %s: %w", bin, err)
-	}
-	limitChild(cmd.Process.Pid)
-	werr := waitErr(cmd.Wait())
-	res := &Result{Arch: arch, Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
-	fillStatus(res, cmd.ProcessState)
-	if ctx.Err() != nil {
-		return res, fail("%w", ctx.Err())
-	}
-	if werr != nil {
-		return res, fail("%s: %w", bin, werr)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil && res.Signal != 0 {
+	if data == nil && res.Signal != 0 {
 		// qemu 7.2 does not run plugin exit callbacks when the guest is
 		// killed by a signal: count in a traced run instead (only the
 		// "Trace" lines are looked at beyond the first record).
@@ -436,8 +408,8 @@ func Count(ctx context.Context, prog string, opt Options) (*Result, error) {
 		res.Insns = tres.Insns
 		return res, nil
 	}
-	if err != nil {
-		return res, fail("plugin wrote no counts (exit status %d, signal %d): %w%s", res.Status, res.Signal, err, stderrNote(res.Stderr))
+	if data == nil {
+		return res, fail("plugin wrote no counts (exit status %d, signal %d)%s", res.Status, res.Signal, stderrNote(res.Stderr))
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	n, ok := strings.CutPrefix(line, "# insns ")
@@ -448,4 +420,56 @@ func Count(ctx context.Context, prog string, opt Options) (*Result, error) {
 		return res, fail("unexpected plugin output %q", line)
 	}
 	return res, nil
+}
+
+// runPlugin runs prog under qemu-user normally with the plugin pl (its
+// source or object overridden by override, see plugin.lib) given the
+// arguments out=FILE and extra, and returns the run's result and what the
+// plugin wrote to FILE (nil if it wrote nothing: it writes at the guest's
+// exit, which qemu 7.2 skips when a signal kills the guest). fail formats
+// the errors.
+func runPlugin(ctx context.Context, prog string, opt Options, pl *plugin, override string, extra []string, fail func(string, ...any) error) (*Result, []byte, error) {
+	arch, bin, err := setup(prog, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	lib, err := pl.lib(override)
+	if err != nil {
+		return nil, nil, fail("%w", err)
+	}
+	tmp, err := os.MkdirTemp("", "simrun-oracle-")
+	if err != nil {
+		return nil, nil, fail("%w", err)
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, "out")
+	if strings.Contains(lib, ",") || strings.Contains(out, ",") {
+		return nil, nil, fail("plugin path %q or output %q contains a comma, which qemu's -plugin option cannot take", lib, out)
+	}
+	spec := strings.Join(append([]string{lib, "out=" + out}, extra...), ",")
+	args := append(qemuArgs(arch, opt), "-plugin", spec, prog)
+	args = append(args, opt.Args...)
+	var stdout, stderr bytes.Buffer
+	cmd := command(ctx, bin, args, opt, &stdout, &stderr)
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fail("start %s: %w", bin, err)
+	}
+	limitChild(cmd.Process.Pid)
+	werr := waitErr(cmd.Wait())
+	res := &Result{Arch: arch, Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	fillStatus(res, cmd.ProcessState)
+	if ctx.Err() != nil {
+		return res, nil, fail("%w", ctx.Err())
+	}
+	if werr != nil {
+		return res, nil, fail("%s: %w", bin, werr)
+	}
+	data, err := os.ReadFile(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return res, nil, nil
+	}
+	if err != nil {
+		return res, nil, fail("reading the plugin's output: %w", err)
+	}
+	return res, data, nil
 }

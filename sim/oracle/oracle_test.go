@@ -291,7 +291,7 @@ func TestCount(t *testing.T) {
 				}
 			}
 			// a prebuilt plugin
-			lib, err := pluginLib("")
+			lib, err := countPlugin.lib("")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -562,6 +562,41 @@ func TestRequire(t *testing.T) {
 		Require(f, "arm64")
 		if f.fatal != "" || f.skip != "" {
 			t.Errorf("installed qemu: fatal %q skip %q", f.fatal, f.skip)
+		}
+	}
+}
+
+func TestRequireMemTrace(t *testing.T) {
+	for _, tc := range []struct {
+		name, qemu, gcc, ci, fatal, skip string
+	}{
+		{"no qemu", "qemu-s390x-not-installed", "gcc", "", "", "qemu-s390x-not-installed not found"},
+		{"no qemu in CI", "qemu-s390x-not-installed", "gcc", "true", "qemu-s390x-not-installed not found", ""},
+		{"no gcc", "", "gcc-not-installed", "", "", "gcc-not-installed not found"},
+		{"no gcc in CI", "", "gcc-not-installed", "1", "gcc-not-installed not found", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			oldQ, oldG := qemuBinary["s390x"], gccBinary
+			defer func() { qemuBinary["s390x"], gccBinary = oldQ, oldG }()
+			if tc.qemu != "" {
+				qemuBinary["s390x"] = tc.qemu
+			} else if Available("s390x") != nil {
+				t.Skip("qemu-s390x not installed")
+			}
+			gccBinary = tc.gcc
+			t.Setenv("CI", tc.ci)
+			f := &fakeTB{TB: t}
+			RequireMemTrace(f, "s390x")
+			if tc.fatal == "" && f.fatal != "" || !strings.Contains(f.fatal, tc.fatal) || tc.skip == "" && f.skip != "" || !strings.Contains(f.skip, tc.skip) {
+				t.Errorf("fatal %q skip %q, want fatal %q skip %q", f.fatal, f.skip, tc.fatal, tc.skip)
+			}
+		})
+	}
+	if Available("arm64") == nil && PluginAvailable() == nil {
+		f := &fakeTB{TB: t}
+		RequireMemTrace(f, "arm64")
+		if f.fatal != "" || f.skip != "" {
+			t.Errorf("everything installed: fatal %q skip %q", f.fatal, f.skip)
 		}
 	}
 }

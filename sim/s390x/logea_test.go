@@ -13,9 +13,15 @@ import (
 	"simrun/sim/elftest"
 )
 
-// eaOracle is the value the log must hold for the operation at the
+// Self-consistency tests of the logged values: the core logs them on a
+// fast path (inside the hot executor cases) or a slow one (dynamicEA), and
+// these tests check the fast path against the slow one. They are not an
+// oracle for the addresses: TestAddressesAgainstQemu (qemuea_test.go)
+// compares those with the ones qemu-user computes.
+
+// slowPathEA is the value the log must hold for the operation at the
 // stopped machine's pc: dynamicEA of its freshly decoded instruction.
-func eaOracle(m *cpu.Machine) uint64 {
+func slowPathEA(m *cpu.Machine) uint64 {
 	c := m.Core.(*Core)
 	for n := 6; n > 0; n -= 2 {
 		if b, err := m.Mem.ReadBytes(c.pc, n); err == nil {
@@ -27,18 +33,18 @@ func eaOracle(m *cpu.Machine) uint64 {
 	return 0
 }
 
-// TestLoggedValuesPrograms: every value Run logs in the bundled programs
-// (stored inside the hot cases or got from dynamicEA) is dynamicEA's
-// before the operation ran.
-func TestLoggedValuesPrograms(t *testing.T) {
-	timingtest.CheckLoggedValuesAll(t, "s390x", eaOracle)
+// TestLoggedValuesSelfConsistentPrograms: every value Run logs in the
+// bundled programs (stored inside the hot cases or got from dynamicEA) is
+// dynamicEA's before the operation ran.
+func TestLoggedValuesSelfConsistentPrograms(t *testing.T) {
+	timingtest.CheckLoggedValuesSelfConsistentAll(t, "s390x", slowPathEA)
 }
 
-// TestLoggedValuesRandom: the same for random instructions, one step
+// TestLoggedValuesSelfConsistentRandom: the same for random instructions, one step
 // each from random registers (most load or store somewhere unmapped and
 // fault: their value is logged before the access). ex and exrl log their
-// target's value, which the oracle does not model; they are left out.
-func TestLoggedValuesRandom(t *testing.T) {
+// target's value, which the slow path here does not model; they are left out.
+func TestLoggedValuesSelfConsistentRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
 	code := make([]byte, 6<<16)
 	rng.Read(code)

@@ -1,6 +1,8 @@
 // Package timingtest holds the timing-model checks both cores' tests run:
 // timing straight-line runs from their summaries must give exactly what
-// timing every operation on its own gives.
+// timing every operation on its own gives; the values the cores log must
+// be the same on their fast and slow paths; and the logged data addresses
+// must be the ones qemu-user computes (AddressCheck).
 package timingtest
 
 import (
@@ -84,27 +86,31 @@ func CheckExact(t *testing.T, path string, args []string) {
 	}
 }
 
-// CheckLoggedValuesAll runs CheckLoggedValues on every bundled program
-// of arch, a subtest each.
-func CheckLoggedValuesAll(t *testing.T, arch string, oracle func(m *cpu.Machine) uint64) {
+// CheckLoggedValuesSelfConsistentAll runs CheckLoggedValuesSelfConsistent
+// on every bundled program of arch, a subtest each.
+func CheckLoggedValuesSelfConsistentAll(t *testing.T, arch string, slowPath func(m *cpu.Machine) uint64) {
 	for _, b := range programs.Binaries(arch) {
-		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) { CheckLoggedValues(t, b.Path, b.Args, oracle) })
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) { CheckLoggedValuesSelfConsistent(t, b.Path, b.Args, slowPath) })
 	}
 }
 
-// CheckLoggedValues runs the program one operation per batch and checks
-// every logged value (Retired.EA of an operation whose description
-// LogsEA) against oracle, which computes it from the machine stopped just
-// before the operation runs. It then runs the program again in full
+// CheckLoggedValuesSelfConsistent is a self-consistency check of the
+// core's logging, not an oracle: the core's values come from its fast
+// path (stored inside the hot executor cases) or its slow path
+// (dynamicEA), and slowPath is the slow path again. It runs the program
+// one operation per batch and checks every logged value (Retired.EA of an
+// operation whose description LogsEA) against slowPath, which computes it
+// from the machine stopped just before the operation runs. (That the
+// addresses are right is AddressCheck's job, against qemu's.) It then runs the program again in full
 // batches, where the core begins runs only where the flow changes, and
 // checks that those batches hold the same operations (pc by pc) with the
 // same values. It returns how many values it checked.
-func CheckLoggedValues(t *testing.T, path string, args []string, oracle func(m *cpu.Machine) uint64) int {
+func CheckLoggedValuesSelfConsistent(t *testing.T, path string, args []string, slowPath func(m *cpu.Machine) uint64) int {
 	t.Helper()
 	m := timedProgram(t, path, args)
 	v := &valueChecker{t: t}
 	m.Observer = func(m *cpu.Machine) error {
-		v.pc, v.want = m.Core.PC(), oracle(m)
+		v.pc, v.want = m.Core.PC(), slowPath(m)
 		return nil
 	}
 	m.Consumers = append(m.Consumers, v)
@@ -162,7 +168,7 @@ func (r *opRecorder) add(op cpu.Retired) {
 }
 
 // valueChecker compares the value logged for the one operation of each
-// batch with the oracle's, and keeps the operations.
+// batch with the slow path's, and keeps the operations.
 type valueChecker struct {
 	t        *testing.T
 	pc, want uint64
@@ -178,7 +184,7 @@ func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.Op
 		return
 	}
 	r := b.At(0)
-	require.Equal(v.t, v.pc, r.PC, "the batch holds the operation the oracle saw")
+	require.Equal(v.t, v.pc, r.PC, "the batch holds the operation the slow path saw")
 	if r.Info.LogsEA() {
 		require.Equal(v.t, v.want, r.EA, "the logged value of the operation at %#x", r.PC)
 		v.checked++
