@@ -170,6 +170,22 @@ type StateWriter interface {
 	SetState(s *State)
 }
 
+// ThreadCore is implemented by cores that run several guest threads in
+// turn (the kernel's scheduler, one core). SaveThread copies the running
+// thread's whole user state — registers, the thread pointer, what an
+// instruction left pending for the next run — into a context of the
+// core's own type (reusing into when it is one) and returns it;
+// LoadThread makes a saved context the running one and forgets what only
+// the core holds across instructions (the arm64 exclusive monitor, as
+// the exception return of a Linux context switch clears it). SetTLS sets
+// the thread pointer as clone's CLONE_SETTLS does (arm64 TPIDR_EL0, s390x
+// access registers a0:a1).
+type ThreadCore interface {
+	SaveThread(into any) any
+	LoadThread(ctx any)
+	SetTLS(tls uint64)
+}
+
 // Clone returns a deep copy of s.
 func (s *State) Clone() *State {
 	c := *s
