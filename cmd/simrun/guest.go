@@ -21,6 +21,7 @@ type guestFlags struct {
 	root      *string
 	readOnly  *bool
 	maxMemory *sizeFlag
+	quantum   *uint64
 }
 
 func addGuestFlags(fs *flag.FlagSet) *guestFlags {
@@ -30,6 +31,7 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 		root:      fs.String("root", "", "confine every guest path to `DIR`, as chroot would (\"..\" and symbolic links stay inside; the program itself is read from the path given)"),
 		readOnly:  fs.Bool("read-only", false, "refuse every change to the file system with EROFS (stdout, stderr and /dev/null still take writes)"),
 		maxMemory: addMaxMemoryFlag(fs),
+		quantum:   fs.Uint64("quantum", linux.DefaultQuantum, "a guest thread runs `N` retired instructions before the next runnable one (round robin by tid); the same N gives the same interleaving"),
 	}
 }
 
@@ -43,6 +45,7 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
 	cfg.Root = *g.root
 	cfg.ReadOnly = *g.readOnly
 	cfg.MaxMemory = uint64(*g.maxMemory)
+	cfg.Quantum = *g.quantum
 	if *g.strace {
 		cfg.Strace = stderr
 	}

@@ -156,6 +156,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		st := cpu.Stats{Insns: m.Insns, Syscalls: m.Syscalls, Wall: wall}
 		fmt.Fprintf(stderr, "instructions: %d\n", st.Insns)
 		fmt.Fprintf(stderr, "syscalls: %d\n", st.Syscalls)
+		if p := linux.Of(m); p != nil {
+			ts := p.ThreadStats()
+			fmt.Fprintf(stderr, "threads: %d\n", ts.Threads)
+			fmt.Fprintf(stderr, "context switches: %d\n", ts.Switches)
+		}
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())
 		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())
 		if m.Timing != nil {

@@ -177,6 +177,8 @@ var syscalls = map[string]uint64{
 	"clock_getres":      114,
 	"clock_nanosleep":   115,
 	"sched_getaffinity": 123,
+	"sched_setaffinity": 122,
+	"getcpu":            168,
 	"sched_yield":       124,
 	"kill":              129,
 	"tkill":             130,

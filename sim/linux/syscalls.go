@@ -309,7 +309,7 @@ var sysDefs = map[string]sysDef{
 	"clock_nanosleep":   {Full, "advances the virtual clock", sysClockNanosleep},
 	"getrandom":         {Full, "deterministic bytes from --seed, continuing the AT_RANDOM stream (qemu-user passes getrandom to the host)", sysGetrandom},
 	"set_tid_address":   {Full, "", sysSetTidAddress},
-	"set_robust_list":   {Partial, "the head is kept; the list is not walked when a thread dies", sysSetRobustList},
+	"set_robust_list":   {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; only robust mutexes held by a dying thread notice)", sysENOSYS},
 	"getpid":            {Full, "fixed pid 1000", sysGetpid},
 	"gettid":            {Full, "the main thread's is the pid, 1000; others 1001, 1002, ... in creation order", sysGettid},
 	"getppid":           {Full, "fixed ppid 1", sysOne},
@@ -341,7 +341,7 @@ var sysDefs = map[string]sysDef{
 	"sched_setaffinity": {Partial, "one CPU: a mask holding CPU 0 is accepted, others give EINVAL", sysSchedSetaffinity},
 	"kill":              {Partial, "to itself (pid 1000, 0 or its group -1000)", sysKill},
 	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
-	"clone":             {Partial, "threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, with SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID); Linux's invalid combinations give EINVAL; a new process gives ENOSYS, told once", sysClone},
+	"clone":             {Partial, "threads (CLONE_VM, FS, FILES, SIGHAND and THREAD; SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID honoured); Linux's invalid combinations give EINVAL; a new process gives ENOSYS, told once", sysClone},
 	"clone3":            {Partial, "as clone, from struct clone_args", sysClone3},
 	"execve":            {Denied, "single process: ENOSYS", sysENOSYS},
 

@@ -64,7 +64,6 @@ type thread struct {
 	sig      *sigThread
 	state    threadState
 	clearTid uint64 // set_tid_address / CLONE_CHILD_CLEARTID
-	robust   uint64 // set_robust_list's head (the list is not walked)
 
 	// A futex wait: the word's address, the wake bitset, whether it is a
 	// priority-inheritance lock (LOCK_PI), the order it began in, and
@@ -486,16 +485,6 @@ func sysSchedYield(p *Process, a [6]uint64) uint64 {
 	if len(p.threads) > 1 {
 		p.resched = true
 	}
-	return 0
-}
-
-// sysSetRobustList keeps the head; the list is not walked when a thread
-// dies (a robust mutex held by a dead thread stays locked).
-func sysSetRobustList(p *Process, a [6]uint64) uint64 {
-	if a[1] != 24 { // sizeof(struct robust_list_head) on 64-bit
-		return errno(EINVAL)
-	}
-	p.cur.robust = a[0]
 	return 0
 }
 

@@ -212,6 +212,8 @@ var syscalls = map[string]uint64{
 	"tkill":             237,
 	"futex":             238,
 	"sched_getaffinity": 240,
+	"sched_setaffinity": 239,
+	"getcpu":            311,
 	"tgkill":            241,
 	"exit_group":        248,
 	"set_tid_address":   252,
