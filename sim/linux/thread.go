@@ -249,6 +249,7 @@ func (p *Process) ThreadList() string {
 
 func (p *Process) listThreads() string {
 	var b strings.Builder
+	b.WriteString("{")
 	for i, t := range p.threads {
 		if i > 0 {
 			b.WriteString("; ")
@@ -273,6 +274,7 @@ func (p *Process) listThreads() string {
 		}
 		fmt.Fprintf(&b, " at pc 0x%x", pc)
 	}
+	b.WriteString("}")
 	return b.String()
 }
 
