@@ -171,8 +171,8 @@ func (p *Process) Syscall(m *cpu.Machine) {
 // does (it cannot start a thread, a process or another program): the
 // first of each is told on the notes stream, always.
 var toldDenials = map[string]string{
-	"clone":  "simrun runs threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD) of one process, no new process",
-	"clone3": "simrun runs threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD) of one process, no new process",
+	"clone":  "simrun starts threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD), not new processes",
+	"clone3": "simrun starts threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD), not new processes",
 	"fork":   "simrun runs one process",
 	"vfork":  "simrun runs one process",
 	"execve": "simrun runs one program",
