@@ -498,11 +498,16 @@ func sysSchedSetaffinity(p *Process, a [6]uint64) uint64 {
 	if a[1] == 0 {
 		return errno(EINVAL)
 	}
-	b, ok := p.readGuest(a[2], 1)
+	// The mask is an array of longs; CPU 0 is bit 0 of the first, as
+	// much of it as len covers.
+	n := min(a[1], 8)
+	b, ok := p.readGuest(a[2], n)
 	if !ok {
 		return errno(EFAULT)
 	}
-	if b[0]&1 == 0 {
+	var w [8]byte
+	copy(w[:], b)
+	if p.order().Uint64(w[:])&1 == 0 {
 		return errno(EINVAL)
 	}
 	return 0

@@ -265,3 +265,44 @@ func TestTgkill(t *testing.T) {
 		})
 	}
 }
+
+// TestOneCPU: affinity, getcpu and membarrier on the one core.
+func TestOneCPU(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, buf := testProcess(t, arch)
+			o := p.order()
+			require.True(t, p.Mem.Store(buf, 8, 1, o))
+			require.Equal(t, uint64(0), call(t, p, "sched_setaffinity", 0, 8, buf))
+			require.Equal(t, uint64(0), call(t, p, "sched_setaffinity", guestPID, 8, buf))
+			require.Equal(t, errno(ESRCH), call(t, p, "sched_setaffinity", 4321, 8, buf))
+			require.Equal(t, errno(EFAULT), call(t, p, "sched_setaffinity", 0, 8, 0x10))
+			require.True(t, p.Mem.Store(buf, 8, 2, o))
+			require.Equal(t, errno(EINVAL), call(t, p, "sched_setaffinity", 0, 8, buf), "CPU 1 only")
+
+			require.True(t, p.Mem.Store(buf+8, 8, ^uint64(0), o))
+			require.Equal(t, uint64(0), call(t, p, "getcpu", buf+8, buf+12, 0))
+			v, _ := p.Mem.Load(buf+8, 8, o)
+			require.Equal(t, uint64(0), v)
+			require.Equal(t, errno(EFAULT), call(t, p, "getcpu", 0x10, 0, 0))
+
+			q := call(t, p, "membarrier", membarrierQuery, 0)
+			require.NotZero(t, q&membarrierPrivateExpedited)
+			require.Equal(t, errno(EPERM), call(t, p, "membarrier", membarrierPrivateExpedited, 0), "not registered")
+			require.Equal(t, uint64(0), call(t, p, "membarrier", membarrierRegisterPrivate, 0))
+			require.Equal(t, uint64(0), call(t, p, "membarrier", membarrierPrivateExpedited, 0))
+			require.Equal(t, errno(EINVAL), call(t, p, "membarrier", membarrierGlobal, 1), "flags")
+			require.Equal(t, errno(EINVAL), call(t, p, "membarrier", 1<<20, 0))
+
+			// sched_yield with one thread keeps it running; with two it
+			// hands over to the other.
+			require.Equal(t, uint64(0), dispatch(t, p, "sched_yield"))
+			require.Equal(t, uint64(guestPID), p.cur.tid)
+			tid := dispatch(t, p, "clone", threadCloneArgs(arch, glibcThreadFlags, buf+0x8000, 0, 0, 0)...)
+			require.Equal(t, uint64(0), dispatch(t, p, "sched_yield"))
+			require.Equal(t, tid, p.cur.tid)
+			require.Equal(t, uint64(0), dispatch(t, p, "sched_yield"))
+			require.Equal(t, uint64(guestPID), p.cur.tid)
+		})
+	}
+}
