@@ -55,7 +55,9 @@ var Arch = &cpu.Arch{
 	InsnAlign:  4,
 	MaxInsnLen: 4,
 	NewCore:    newCore,
-	Disasm:     Disasm,
+	// svc
+	SyscallInsnLen: 4,
+	Disasm:         Disasm,
 }
 
 func init() { cpu.Register(Arch) }

@@ -52,7 +52,10 @@ type Arch struct {
 	DwarfFP       int
 	DwarfRA       int
 	InsnAlign     uint64 // required pc alignment
-	MaxInsnLen    int
+	// SyscallInsnLen is the length of the syscall instruction (arm64
+	// svc 4, s390x svc 2): a blocked syscall restarts that far back.
+	SyscallInsnLen uint64
+	MaxInsnLen     int
 
 	// NewCore returns a CPU with all registers zero for machine m.
 	NewCore func(m *Machine) Core

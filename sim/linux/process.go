@@ -104,7 +104,9 @@ type Process struct {
 	// resched is set by a syscall that blocked, yielded or ended the
 	// running thread: the scheduler picks the next one when it returns.
 	resched       bool
-	membarrierReg bool // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was called
+	membarrierReg bool   // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was called
+	blockWhat     string // what the call that returned errRestart waits for
+	ioWaiters     int    // threads in waitIO
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory

@@ -210,8 +210,13 @@ func (p *Process) sendSignalTo(th *thread, in sigInfo) uint64 {
 	if p.ignored(t, in.signo) {
 		return 0
 	}
-	if th.state == threadFutex && !t.blocked(in.signo) {
+	switch {
+	case t.blocked(in.signo):
+	case th.state == threadFutex:
 		p.wakeThread(th, errno(EINTR))
+	case th.state == threadIO:
+		// Its call runs again after the handler, as with SA_RESTART.
+		th.state = threadRunnable
 	}
 	if in.signo < 32 {
 		for _, q := range t.pending {

@@ -123,6 +123,13 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	p.resched = false
 	p.Mem.TakeLimitHit()
 	r := e.fn(p, args)
+	if r == errno(errRestart) && !p.Exited() && p.waitIO() {
+		if call != "" {
+			fmt.Fprintf(p.Cfg.Strace, "%s = ? <waiting>\n", call)
+		}
+		p.reschedule()
+		return
+	}
 	if p.Mem.TakeLimitHit() && !p.Exited() {
 		// A copy into guest memory needed a page past --max-memory: the
 		// process ends as Linux's out-of-memory killer would end it.
@@ -161,6 +168,9 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	// back, as Linux does on return to user space.
 	if len(p.sig.pending) != 0 {
 		p.deliverSignals()
+	}
+	if p.ioWaiters != 0 {
+		p.wakeIO()
 	}
 	if p.resched && !p.Exited() { // sched_yield
 		p.reschedule()
@@ -281,7 +291,7 @@ var sysDefs = map[string]sysDef{
 	"fdatasync":       {Full, "", sysFsync},
 	"fadvise64":       {Full, "advice accepted", sysFadvise64},
 	"umask":           {Full, "", sysUmask},
-	"pipe2":           {Partial, "within the process: a write to a full pipe or a read from an empty one with a writer would wait for ever and ends the run", sysPipe2},
+	"pipe2":           {Partial, "within the process: a read from an empty pipe with a writer, or a write to a full one, waits for another thread (the call runs again after another thread's syscall); with no other thread it would wait for ever and ends the run", sysPipe2},
 	"pipe":            {Partial, "as pipe2", sysPipe},
 	"sendfile":        {Full, "", sysSendfile},
 	"copy_file_range": {Full, "", sysCopyFileRange},

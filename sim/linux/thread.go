@@ -31,6 +31,14 @@ import (
 // (Machine.SetSliceEnd), and only while more than one thread exists: a
 // single-threaded run pays nothing for the scheduler.
 //
+// A call that must wait for another thread — a read from an empty pipe
+// whose write end is open, a write to a full one, a poll with nothing
+// ready and no timeout — blocks its thread with the pc back on the
+// syscall instruction; when any other thread completes a syscall the
+// waiter becomes runnable and runs the call again (Linux's restart of an
+// interrupted call, which also happens after a signal handler, as with
+// SA_RESTART).
+//
 // Timed waits use the virtual clock (CLOCK_MONOTONIC as
 // clock_gettime reports it). A waiter whose deadline has passed is woken
 // with ETIMEDOUT at the next scheduling point; when every thread waits
@@ -53,6 +61,7 @@ type threadState uint8
 const (
 	threadRunnable threadState = iota // running or ready to run
 	threadFutex                       // waiting on a futex word
+	threadIO                          // waiting for a pipe (or poll) another thread may serve
 	threadExited
 )
 
@@ -81,6 +90,8 @@ type thread struct {
 	hasResult bool
 
 	insns uint64 // instructions retired while it ran (up to its last switch)
+
+	ioWhat string // what a threadIO wait waits for
 }
 
 // ThreadStats are a run's thread figures for --stats.
@@ -232,6 +243,35 @@ func (p *Process) block(addr uint64, bitset uint32, deadline uint64, hasDeadline
 	p.resched = true
 }
 
+// waitIO blocks the running thread in a call that would wait for
+// another thread (wouldBlock): its pc goes back to the syscall
+// instruction, which runs again once another thread's syscall has
+// completed (wakeIO). With no other thread the run ends: nothing could
+// ever serve the call. It reports whether the thread waits.
+func (p *Process) waitIO() bool {
+	if len(p.threads) < 2 {
+		p.endSyscallFault("deadlock: %s (the process has one thread, so it would wait for ever)", p.blockWhat)
+		return false
+	}
+	t := p.cur
+	t.state, t.ioWhat = threadIO, p.blockWhat
+	p.Core.SetPC(p.Core.PC() - p.Arch.SyscallInsnLen)
+	p.ioWaiters++
+	return true
+}
+
+// wakeIO makes every thread waiting in waitIO runnable, to run its call
+// again: a syscall has completed that may have filled or drained a pipe
+// or closed one of its ends.
+func (p *Process) wakeIO() {
+	for _, t := range p.threads {
+		if t.state == threadIO {
+			t.state = threadRunnable
+		}
+	}
+	p.ioWaiters = 0
+}
+
 // deadlock ends the run: every thread waits and nothing can wake one.
 func (p *Process) deadlock() {
 	p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
@@ -269,6 +309,8 @@ func (p *Process) listThreads() string {
 			if t.hasDeadline {
 				fmt.Fprintf(&b, " until %d ns", t.deadline)
 			}
+		case threadIO:
+			b.WriteString("in " + t.ioWhat)
 		default:
 			b.WriteString("runnable")
 		}

@@ -159,5 +159,5 @@ func TestThreadPrograms(t *testing.T) {
 			names = append(names, filepath.Base(b.Path))
 		}
 	}
-	require.Equal(t, []string{"atomics", "barrier", "deadlock", "prodcons", "tls", "worksplit"}, names)
+	require.Equal(t, []string{"atomics", "barrier", "deadlock", "pipe", "prodcons", "tls", "worksplit"}, names)
 }

@@ -306,3 +306,35 @@ func TestOneCPU(t *testing.T) {
 		})
 	}
 }
+
+// TestPipeWait: a read from an empty pipe blocks its thread with the pc
+// back on the syscall instruction, to run it again; the other thread's
+// next completed syscall wakes it. With one thread it is a deadlock.
+func TestPipeWait(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, buf := testProcess(t, arch)
+			require.Equal(t, uint64(0), call(t, p, "pipe2", buf, 0))
+			rfd, wfd := uint64(p.order().Uint32(guestBytes(t, p, buf, 4))), uint64(p.order().Uint32(guestBytes(t, p, buf+4, 4)))
+			tid := dispatch(t, p, "clone", threadCloneArgs(arch, glibcThreadFlags, buf+0x8000, 0, 0, 0)...)
+			pc := p.Core.PC()
+			dispatch(t, p, "read", rfd, buf+0x100, 16)
+			require.Equal(t, tid, p.cur.tid, "the reader waits, the other thread runs")
+			main := p.threadByTid(guestPID)
+			require.Equal(t, threadIO, main.state)
+			require.Equal(t, pc-p.Arch.SyscallInsnLen, main.pc, "back on the svc")
+			require.Contains(t, p.ThreadList(), "tid 1000 in read from an empty pipe")
+			require.Equal(t, uint64(3), dispatch(t, p, "write", wfd, putString(t, p, buf+0x200, "abc"), 3))
+			require.Equal(t, threadRunnable, main.state)
+
+			// Alone, the reader could never be served.
+			q, qbuf := testProcess(t, arch)
+			require.Equal(t, uint64(0), call(t, q, "pipe2", qbuf, 0))
+			dispatch(t, q, "read", uint64(q.order().Uint32(guestBytes(t, q, qbuf, 4))), qbuf+0x100, 16)
+			require.True(t, q.Exited())
+			ex, err := q.Machine.RunFor(0)
+			require.NoError(t, err)
+			require.Contains(t, ex.Fault.Error(), "deadlock: read from an empty pipe")
+		})
+	}
+}

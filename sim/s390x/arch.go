@@ -55,7 +55,9 @@ var Arch = &cpu.Arch{
 	InsnAlign:     2,
 	MaxInsnLen:    6,
 	NewCore:       newCore,
-	Disasm:        Disasm,
+	// svc (not through an EXECUTE)
+	SyscallInsnLen: 2,
+	Disasm:         Disasm,
 }
 
 func init() { cpu.Register(Arch) }
