@@ -160,6 +160,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			ts := p.ThreadStats()
 			fmt.Fprintf(stderr, "threads: %d\n", ts.Threads)
 			fmt.Fprintf(stderr, "context switches: %d\n", ts.Switches)
+			if ts.Threads > 1 {
+				for _, t := range ts.Insns {
+					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)
+				}
+			}
 		}
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())
 		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,6 +102,37 @@ func TestRunExitStatusAndStats(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, "instructions: 3\n")
 	assert.Contains(t, stderr, "MIPS: ")
+}
+
+// TestRunThreadsStats: --stats counts the threads, the switches between
+// them and each one's instructions, which add up to the total; --quantum
+// changes the interleaving, not the output.
+func TestRunThreadsStats(t *testing.T) {
+	var prog string
+	for _, b := range programs.ThreadBinaries("arm64") {
+		if b.Config.Name == "aarch64-thr-O2" && b.Name == "worksplit" {
+			prog = b.Path
+		}
+	}
+	require.NotEmpty(t, prog)
+	st, out, stderr := run(t, "run", "--stats", "--cpu", "neoverse-n1", prog)
+	require.Equal(t, 0, st, stderr)
+	assert.Contains(t, stderr, "threads: 5\n")
+	var total, sum, switches uint64
+	for _, l := range strings.Split(stderr, "\n") {
+		var tid, n uint64
+		if _, err := fmt.Sscanf(l, "thread %d: %d instructions", &tid, &n); err == nil {
+			sum += n
+		}
+		fmt.Sscanf(l, "instructions: %d", &total)
+		fmt.Sscanf(l, "context switches: %d", &switches)
+	}
+	assert.Equal(t, total, sum, stderr)
+	assert.NotZero(t, switches)
+	st, out2, stderr2 := run(t, "run", "--stats", "--quantum", "1000", prog)
+	require.Equal(t, 0, st, stderr2)
+	assert.Equal(t, out, out2)
+	assert.NotContains(t, stderr2, fmt.Sprintf("context switches: %d\n", switches), "another quantum, another interleaving")
 }
 
 func TestRunHelloAndArgs(t *testing.T) {

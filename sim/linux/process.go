@@ -93,14 +93,15 @@ type Process struct {
 
 	// Threads (thread.go): the live ones in tid order, the running one,
 	// the next tid, the quantum, and what the scheduler counts.
-	threads  []*thread
-	cur      *thread
-	nextTid  uint64
-	quantum  uint64
-	switches uint64
-	runStart uint64 // Insns when cur began to run
-	waitSeq  uint64 // orders futex waiters
-	spare    any    // a context clone reuses
+	threads    []*thread
+	allThreads []*thread // every thread the process had, exited ones too
+	cur        *thread
+	nextTid    uint64
+	quantum    uint64
+	switches   uint64
+	runStart   uint64 // Insns when cur began to run
+	waitSeq    uint64 // orders futex waiters
+	spare      any    // a context clone reuses
 	// resched is set by a syscall that blocked, yielded or ended the
 	// running thread: the scheduler picks the next one when it returns.
 	resched       bool

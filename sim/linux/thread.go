@@ -2,6 +2,7 @@ package linux
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"simrun/sim/cpu"
@@ -98,11 +99,27 @@ type thread struct {
 type ThreadStats struct {
 	Threads  int    // threads the process had, the main one included
 	Switches uint64 // context switches between threads
+	// Insns are the instructions each thread retired, by tid.
+	Insns []ThreadInsns
+}
+
+// ThreadInsns is one thread's retired-instruction count.
+type ThreadInsns struct {
+	Tid   uint64
+	Insns uint64
 }
 
 // ThreadStats returns the process's thread figures.
 func (p *Process) ThreadStats() ThreadStats {
-	return ThreadStats{Threads: int(p.nextTid - guestPID), Switches: p.switches}
+	s := ThreadStats{Threads: len(p.allThreads), Switches: p.switches}
+	for _, t := range p.allThreads {
+		n := t.insns
+		if t == p.cur {
+			n += p.Insns - p.runStart
+		}
+		s.Insns = append(s.Insns, ThreadInsns{Tid: t.tid, Insns: n})
+	}
+	return s
 }
 
 // initThreads makes the main thread, tid 1000.
@@ -113,6 +130,7 @@ func (p *Process) initThreads() {
 	}
 	main := &thread{tid: guestPID, sig: &sigThread{}}
 	p.threads = []*thread{main}
+	p.allThreads = []*thread{main}
 	p.cur = main
 	p.sig = main.sig
 	p.nextTid = guestPID + 1
@@ -484,6 +502,7 @@ func (p *Process) clone(c cloneArgs) uint64 {
 		p.Mem.Store(c.ctid, 4, tid, p.order())
 	}
 	p.threads = append(p.threads, t) // tids only grow: the list stays in tid order
+	p.allThreads = append(p.allThreads, t)
 	p.setSlice()
 	return tid
 }
@@ -497,12 +516,7 @@ func (p *Process) exitThread() {
 		p.futexWake(t.clearTid, 1, ^uint32(0))
 	}
 	t.state = threadExited
-	for i, u := range p.threads {
-		if u == t {
-			p.threads = append(p.threads[:i], p.threads[i+1:]...)
-			break
-		}
-	}
+	p.threads = slices.DeleteFunc(slices.Clone(p.threads), func(u *thread) bool { return u == t })
 	// Signals sent to the process but pending on this thread go to
 	// another thread that can take them.
 	for _, in := range t.sig.pending {

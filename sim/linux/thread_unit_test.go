@@ -223,7 +223,10 @@ func TestExitThread(t *testing.T) {
 			v, _ := p.Mem.Load(ctid, 4, p.order())
 			require.Equal(t, uint64(0), v)
 			require.Len(t, p.threads, 1)
-			require.Equal(t, ThreadStats{Threads: 2, Switches: 2}, p.ThreadStats())
+			ts := p.ThreadStats()
+			require.Equal(t, 2, ts.Threads)
+			require.Equal(t, uint64(2), ts.Switches)
+			require.Equal(t, []uint64{guestPID, 1001}, []uint64{ts.Insns[0].Tid, ts.Insns[1].Tid})
 
 			// exit_group ends every thread at once.
 			dispatch(t, p, "clone", threadCloneArgs(arch, glibcThreadFlags, buf+0x8000, 0, 0, 0)...)
