@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -22,6 +23,7 @@ type guestFlags struct {
 	readOnly  *bool
 	maxMemory *sizeFlag
 	quantum   *uint64
+	sched     *string
 }
 
 func addGuestFlags(fs *flag.FlagSet) *guestFlags {
@@ -31,13 +33,19 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 		root:      fs.String("root", "", "confine every guest path to `DIR`, as chroot would (\"..\" and symbolic links stay inside; the program itself is read from the path given)"),
 		readOnly:  fs.Bool("read-only", false, "refuse every change to the file system with EROFS (stdout, stderr and /dev/null still take writes)"),
 		maxMemory: addMaxMemoryFlag(fs),
+		sched:     fs.String("sched", "rr", "how the next guest thread is chosen: `POLICY` rr (round robin by tid) or random (seeded by --seed, to shake out races)"),
 		quantum:   fs.Uint64("quantum", linux.DefaultQuantum, "a guest thread runs `N` retired instructions before the next runnable one (round robin by tid); the same N gives the same interleaving"),
 	}
 }
 
 // apply sets cfg's sysroot and syscall trace from the flags and the
-// environment.
-func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
+// environment; a bad --sched is a usage error (status 2), said on
+// stderr.
+func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) error {
+	if *g.sched != "rr" && *g.sched != "random" {
+		fmt.Fprintf(stderr, "simrun: --sched %q: want rr or random\n", *g.sched)
+		return errUsage
+	}
 	cfg.Sysroot = *g.sysroot
 	if cfg.Sysroot == "" {
 		cfg.Sysroot = os.Getenv("SIMRUN_LD_PREFIX")
@@ -46,9 +54,11 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
 	cfg.ReadOnly = *g.readOnly
 	cfg.MaxMemory = uint64(*g.maxMemory)
 	cfg.Quantum = *g.quantum
+	cfg.RandomSched = *g.sched == "random"
 	if *g.strace {
 		cfg.Strace = stderr
 	}
+	return nil
 }
 
 // The guest memory limit (--max-memory). Its default protects the host:

@@ -57,7 +57,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
 	}
-	guest.apply(&cfg, stderr)
+	if err := guest.apply(&cfg, stderr); err != nil {
+		return err
+	}
 	if err := infile.Check(prog, elfInput); err != nil {
 		return err
 	}

@@ -133,6 +133,12 @@ func TestRunThreadsStats(t *testing.T) {
 	require.Equal(t, 0, st, stderr2)
 	assert.Equal(t, out, out2)
 	assert.NotContains(t, stderr2, fmt.Sprintf("context switches: %d\n", switches), "another quantum, another interleaving")
+	st, _, stderr = run(t, "run", "--sched", "fifo", prog)
+	assert.Equal(t, 2, st)
+	assert.Contains(t, stderr, `--sched "fifo": want rr or random`)
+	st, out3, stderr3 := run(t, "run", "--sched", "random", "--seed", "3", prog)
+	require.Equal(t, 0, st, stderr3)
+	assert.Equal(t, out, out3)
 }
 
 func TestRunHelloAndArgs(t *testing.T) {

@@ -57,6 +57,10 @@ type Config struct {
 	// Quantum is how many instructions a thread runs before the
 	// scheduler switches to the next (0: DefaultQuantum; see thread.go).
 	Quantum uint64
+	// RandomSched picks the next thread at random among the runnable
+	// ones instead of round robin, from a generator seeded with Seed:
+	// another seed, another interleaving; the same seed, the same one.
+	RandomSched bool
 }
 
 // Process is one simulated Linux process: the machine that runs it and
@@ -98,6 +102,7 @@ type Process struct {
 	cur        *thread
 	nextTid    uint64
 	quantum    uint64
+	schedRng   uint64 // the random scheduler's state (0: round robin)
 	switches   uint64
 	runStart   uint64 // Insns when cur began to run
 	waitSeq    uint64 // orders futex waiters

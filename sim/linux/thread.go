@@ -128,6 +128,9 @@ func (p *Process) initThreads() {
 	if p.quantum == 0 {
 		p.quantum = DefaultQuantum
 	}
+	if p.Cfg.RandomSched {
+		p.schedRng = p.Cfg.Seed*0x9e3779b97f4a7c15 | 1
+	}
 	main := &thread{tid: guestPID, sig: &sigThread{}}
 	p.threads = []*thread{main}
 	p.allThreads = []*thread{main}
@@ -202,8 +205,12 @@ func (p *Process) reschedule() {
 }
 
 // nextRunnable is the first runnable thread after the current one in tid
-// order, wrapping around to the current one itself; nil if none.
+// order, wrapping around to the current one itself; nil if none. The
+// random scheduler picks any runnable one instead.
 func (p *Process) nextRunnable() *thread {
+	if p.schedRng != 0 {
+		return p.randomRunnable()
+	}
 	n := len(p.threads)
 	start := 0
 	for start < n && p.threads[start].tid <= p.cur.tid {
@@ -215,6 +222,25 @@ func (p *Process) nextRunnable() *thread {
 		}
 	}
 	return nil
+}
+
+// randomRunnable picks a runnable thread with xorshift64* from the seed.
+func (p *Process) randomRunnable() *thread {
+	var ready []*thread
+	for _, t := range p.threads {
+		if t.state == threadRunnable {
+			ready = append(ready, t)
+		}
+	}
+	if len(ready) == 0 {
+		return nil
+	}
+	x := p.schedRng
+	x ^= x >> 12
+	x ^= x << 25
+	x ^= x >> 27
+	p.schedRng = x
+	return ready[(x*0x2545f4914f6cdd1d>>32)%uint64(len(ready))]
 }
 
 // switchTo makes t the running thread: the core's state is saved into
