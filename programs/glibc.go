@@ -136,3 +136,35 @@ func SignalBinaries(arch string) []Binary {
 	}
 	return out
 }
+
+// The thread programs: C sources in threads/src linked against Debian
+// 12's cross glibc (pthreads), statically and dynamically, into
+// threads/bin/CONFIG/NAME; arm64 for Armv8.0 (exclusive pairs) and
+// Armv8.1 (LSE atomics). Rebuild with `make -C programs/threads`. Their
+// oracle is qemu-user (sim/linux's TestQemuThreadPrograms).
+
+// ThreadConfigs lists the configurations of the thread programs.
+var ThreadConfigs = []Config{
+	{Name: "aarch64-thr-O2", Arch: "arm64", Opt: "-O2 -static -march=armv8-a -mno-outline-atomics", Glibc: true},
+	{Name: "aarch64-lse-O2", Arch: "arm64", Opt: "-O2 -static -march=armv8.1-a", Glibc: true, CPU: "max,sve=off,sme=off,pauth=off"},
+	{Name: "s390x-thr-O2", Arch: "s390x", Opt: "-O2 -static", Glibc: true},
+	{Name: "aarch64-thrdyn-O2", Arch: "arm64", Opt: "-O2 -march=armv8-a -mno-outline-atomics", Glibc: true, Dynamic: true},
+	{Name: "s390x-thrdyn-O2", Arch: "s390x", Opt: "-O2", Glibc: true, Dynamic: true},
+}
+
+// ThreadBinaries returns every thread program built for arch ("" = all).
+func ThreadBinaries(arch string) []Binary {
+	dir := filepath.Join(Dir(), "threads")
+	files, _ := filepath.Glob(filepath.Join(dir, "src", "*.c"))
+	var out []Binary
+	for _, c := range ThreadConfigs {
+		if arch != "" && c.Arch != arch {
+			continue
+		}
+		for _, f := range files {
+			n := strings.TrimSuffix(filepath.Base(f), ".c")
+			out = append(out, Binary{Config: c, Name: n, Path: filepath.Join(dir, "bin", c.Name, n)})
+		}
+	}
+	return out
+}

@@ -27,6 +27,12 @@ type Config struct {
 	Arch  string // "arm64" or "s390x"
 	Opt   string // gcc optimisation flags, e.g. "-O2 -march=z13"
 	Glibc bool   // a configuration of the glibc programs (glibc/, see GlibcBinaries)
+	// CPU, if set, is the qemu -cpu model instead of the default
+	// (QemuCPU): the Armv8.1 thread programs need LSE.
+	CPU string
+	// Dynamic is set for dynamically linked programs, which run with the
+	// target's sysroot.
+	Dynamic bool
 }
 
 // Configs lists every configuration the Makefile builds.
@@ -65,6 +71,8 @@ const S390xQemuCPU = "qemu,stfle=off,etf3eh=off,vxeh=off,msa-base=off"
 // model without SVE, SME and pointer authentication.
 func (c Config) QemuCPU() string {
 	switch {
+	case c.CPU != "":
+		return c.CPU
 	case c.Arch == "s390x":
 		return S390xQemuCPU
 	case c.Glibc:

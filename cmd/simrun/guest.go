@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -24,6 +25,8 @@ type guestFlags struct {
 	cleanEnv  *bool
 	setEnv    multiFlag
 	unsetEnv  multiFlag
+	quantum   *uint64
+	sched     *string
 }
 
 // hostEnviron is the environment a guest inherits (tests replace it, so
@@ -38,6 +41,8 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 		readOnly:  fs.Bool("read-only", false, "refuse every change to the file system with EROFS (stdout, stderr and /dev/null still take writes)"),
 		maxMemory: addMaxMemoryFlag(fs),
 		cleanEnv:  fs.Bool("clean-env", false, "start the guest with an empty environment instead of simrun's own (--env still adds)"),
+		sched:     fs.String("sched", "rr", "how the next guest thread is chosen: `POLICY` rr (round robin by tid) or random (seeded by --seed, to shake out races)"),
+		quantum:   fs.Uint64("quantum", linux.DefaultQuantum, "a guest thread runs `N` retired instructions before the next runnable one (round robin by tid); the same N gives the same interleaving"),
 	}
 	for _, name := range []string{"env", "E"} {
 		fs.Var(&g.setEnv, name, "set `NAME=VALUE` in the guest's environment (repeatable; as qemu-user's -E)")
@@ -48,11 +53,16 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 	return g
 }
 
-// apply sets cfg's environment, sysroot, confinement, memory bound and
-// syscall trace from the flags and simrun's environment. The guest
-// inherits simrun's environment, as under qemu-user, less --unset names,
-// with --env settings replacing or adding (--clean-env: only those).
-func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
+// apply sets cfg's environment, sysroot, confinement, memory bound,
+// scheduler and syscall trace from the flags and simrun's environment.
+// The guest inherits simrun's environment, as under qemu-user, less
+// --unset names, with --env settings replacing or adding (--clean-env:
+// only those). A bad --sched is a usage error (status 2), said on stderr.
+func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) error {
+	if *g.sched != "rr" && *g.sched != "random" {
+		fmt.Fprintf(stderr, "simrun: --sched %q: want rr or random\n", *g.sched)
+		return errUsage
+	}
 	cfg.Env = g.environment()
 	cfg.Sysroot = *g.sysroot
 	if cfg.Sysroot == "" {
@@ -61,9 +71,12 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) {
 	cfg.Root = *g.root
 	cfg.ReadOnly = *g.readOnly
 	cfg.MaxMemory = uint64(*g.maxMemory)
+	cfg.Quantum = *g.quantum
+	cfg.RandomSched = *g.sched == "random"
 	if *g.strace {
 		cfg.Strace = stderr
 	}
+	return nil
 }
 
 func (g *guestFlags) environment() []string {

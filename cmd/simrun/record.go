@@ -228,7 +228,9 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer interrupts.hold()()
 	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
 		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: linux.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
-	guest.apply(&job.Cfg, stderr)
+	if err := guest.apply(&job.Cfg, stderr); err != nil {
+		return err
+	}
 	if !*quiet && isTerminal(stderr) {
 		job.Progress = stderr
 	}

@@ -58,7 +58,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
 	}
-	guest.apply(&cfg, stderr)
+	if err := guest.apply(&cfg, stderr); err != nil {
+		return err
+	}
 	if err := infile.Check(prog, elfInput); err != nil {
 		return err
 	}
@@ -170,6 +172,16 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		st := cpu.Stats{Insns: m.Insns, Syscalls: m.Syscalls, Wall: wall}
 		fmt.Fprintf(stderr, "instructions: %d\n", st.Insns)
 		fmt.Fprintf(stderr, "syscalls: %d\n", st.Syscalls)
+		if p := linux.Of(m); p != nil {
+			ts := p.ThreadStats()
+			fmt.Fprintf(stderr, "threads: %d\n", ts.Threads)
+			fmt.Fprintf(stderr, "context switches: %d\n", ts.Switches)
+			if ts.Threads > 1 {
+				for _, t := range ts.Insns {
+					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)
+				}
+			}
+		}
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())
 		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())
 		if m.Timing != nil {

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -106,6 +107,43 @@ func TestRunExitStatusAndStats(t *testing.T) {
 	assert.Contains(t, stderr, "MIPS: ")
 }
 
+// TestRunThreadsStats: --stats counts the threads, the switches between
+// them and each one's instructions, which add up to the total; --quantum
+// changes the interleaving, not the output.
+func TestRunThreadsStats(t *testing.T) {
+	var prog string
+	for _, b := range programs.ThreadBinaries("arm64") {
+		if b.Config.Name == "aarch64-thr-O2" && b.Name == "worksplit" {
+			prog = b.Path
+		}
+	}
+	require.NotEmpty(t, prog)
+	st, out, stderr := run(t, "run", "--stats", "--cpu", "neoverse-n1", prog)
+	require.Equal(t, 0, st, stderr)
+	assert.Contains(t, stderr, "threads: 5\n")
+	var total, sum, switches uint64
+	for _, l := range strings.Split(stderr, "\n") {
+		var tid, n uint64
+		if _, err := fmt.Sscanf(l, "thread %d: %d instructions", &tid, &n); err == nil {
+			sum += n
+		}
+		fmt.Sscanf(l, "instructions: %d", &total)
+		fmt.Sscanf(l, "context switches: %d", &switches)
+	}
+	assert.Equal(t, total, sum, stderr)
+	assert.NotZero(t, switches)
+	st, out2, stderr2 := run(t, "run", "--stats", "--quantum", "1000", prog)
+	require.Equal(t, 0, st, stderr2)
+	assert.Equal(t, out, out2)
+	assert.NotContains(t, stderr2, fmt.Sprintf("context switches: %d\n", switches), "another quantum, another interleaving")
+	st, _, stderr = run(t, "run", "--sched", "fifo", prog)
+	assert.Equal(t, 2, st)
+	assert.Contains(t, stderr, `--sched "fifo": want rr or random`)
+	st, out3, stderr3 := run(t, "run", "--sched", "random", "--seed", "3", prog)
+	require.Equal(t, 0, st, stderr3)
+	assert.Equal(t, out, out3)
+}
+
 func TestRunHelloAndArgs(t *testing.T) {
 	hello, err := programs.Find("aarch64-O2", "hello")
 	require.NoError(t, err)
@@ -200,7 +238,7 @@ func TestGuestEnvironment(t *testing.T) {
 		g := addGuestFlags(fs)
 		require.NoError(t, fs.Parse(tt.args))
 		var cfg linux.Config
-		g.apply(&cfg, io.Discard)
+		require.NoError(t, g.apply(&cfg, io.Discard))
 		assert.Equal(t, tt.want, cfg.Env, "%q", tt.args)
 	}
 }

@@ -165,7 +165,9 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		Args: fs.Args(), Stdin: stdin, Stdout: stderr, Stderr: stderr,
 		Seed: *seed, MaxInsns: *maxInsns,
 	}
-	guest.apply(&cfg, stderr)
+	if err := guest.apply(&cfg, stderr); err != nil {
+		return err
+	}
 	m, err := linux.New(prog, data, cfg)
 	if err != nil {
 		return err

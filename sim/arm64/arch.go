@@ -55,7 +55,9 @@ var Arch = &cpu.Arch{
 	InsnAlign:  4,
 	MaxInsnLen: 4,
 	NewCore:    newCore,
-	Disasm:     Disasm,
+	// svc
+	SyscallInsnLen: 4,
+	Disasm:         Disasm,
 }
 
 func init() { cpu.Register(Arch) }
@@ -177,6 +179,8 @@ var syscalls = map[string]uint64{
 	"clock_getres":      114,
 	"clock_nanosleep":   115,
 	"sched_getaffinity": 123,
+	"sched_setaffinity": 122,
+	"getcpu":            168,
 	"sched_yield":       124,
 	"kill":              129,
 	"tkill":             130,

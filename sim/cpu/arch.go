@@ -52,7 +52,10 @@ type Arch struct {
 	DwarfFP       int
 	DwarfRA       int
 	InsnAlign     uint64 // required pc alignment
-	MaxInsnLen    int
+	// SyscallInsnLen is the length of the syscall instruction (arm64
+	// svc 4, s390x svc 2): a blocked syscall restarts that far back.
+	SyscallInsnLen uint64
+	MaxInsnLen     int
 
 	// NewCore returns a CPU with all registers zero for machine m.
 	NewCore func(m *Machine) Core
@@ -168,6 +171,22 @@ type State struct {
 // monitor, a pending execute), as an exception return does.
 type StateWriter interface {
 	SetState(s *State)
+}
+
+// ThreadCore is implemented by cores that run several guest threads in
+// turn (the kernel's scheduler, one core). SaveThread copies the running
+// thread's whole user state — registers, the thread pointer, what an
+// instruction left pending for the next run — into a context of the
+// core's own type (reusing into when it is one) and returns it;
+// LoadThread makes a saved context the running one and forgets what only
+// the core holds across instructions (the arm64 exclusive monitor, as
+// the exception return of a Linux context switch clears it). SetTLS sets
+// the thread pointer as clone's CLONE_SETTLS does (arm64 TPIDR_EL0, s390x
+// access registers a0:a1).
+type ThreadCore interface {
+	SaveThread(into any) any
+	LoadThread(ctx any)
+	SetTLS(tls uint64)
 }
 
 // Clone returns a deep copy of s.

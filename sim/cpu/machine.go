@@ -27,6 +27,20 @@ type FaultTaker interface {
 	TakeFault(m *Machine, f *Fault) bool
 }
 
+// Preempter is implemented by kernels that run several threads on the
+// core: Preempt is called when the running thread has used its quantum
+// (see Machine.SetSliceEnd) and switches to the next.
+type Preempter interface {
+	Preempt(m *Machine)
+}
+
+// ThreadLister is implemented by kernels that run several threads:
+// ThreadList describes each one (tid, state, pc) for the message of a
+// run that ends at --max-insns, "" while only one exists.
+type ThreadLister interface {
+	ThreadList() string
+}
+
 // Machine is one simulated CPU core with its memory: what runs a program.
 // The kernel (Machine.Kernel) lays the program out and answers its
 // syscalls.
@@ -59,6 +73,12 @@ type Machine struct {
 	status int
 	fault  *Fault
 
+	// sliceEnd, when not 0, is the Insns count at which the running
+	// thread's quantum ends: the core's budget stops there and the
+	// kernel's Preempt runs. The kernel sets it only while more than one
+	// thread exists, so a single thread pays nothing per instruction.
+	sliceEnd uint64
+
 	stopReq atomic.Bool // RequestStop was called
 }
 
@@ -75,6 +95,11 @@ func NewMachine(arch *Arch) *Machine {
 	m.Core = arch.NewCore(m)
 	return m
 }
+
+// SetSliceEnd makes the running thread's quantum end when Insns reaches
+// end (0: never, while one thread runs); the kernel (a Preempter) calls
+// it at each thread switch.
+func (m *Machine) SetSliceEnd(end uint64) { m.sliceEnd = end }
 
 // Exited reports whether the guest has exited (or faulted).
 func (m *Machine) Exited() bool { return m.exited }
@@ -168,11 +193,19 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 	}()
 	if m.MaxInsns != 0 {
 		if m.Insns >= m.MaxInsns {
-			m.EndFault(&Fault{PC: m.Core.PC(), Kind: FaultInsnLimit,
-				Err: fmt.Errorf("%d instructions retired (--max-insns)", m.Insns)})
+			err := fmt.Errorf("%d instructions retired (--max-insns)", m.Insns)
+			if tl, ok := m.Kernel.(ThreadLister); ok {
+				if s := tl.ThreadList(); s != "" {
+					err = fmt.Errorf("%w; threads: %s", err, s)
+				}
+			}
+			m.EndFault(&Fault{PC: m.Core.PC(), Kind: FaultInsnLimit, Err: err})
 			return nil
 		}
 		budget = min(budget, m.MaxInsns-m.Insns)
+	}
+	if m.sliceEnd != 0 {
+		budget = min(budget, m.sliceEnd-m.Insns)
 	}
 	if m.Observer != nil {
 		budget = 1
@@ -213,6 +246,9 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 		} else {
 			m.EndFault(stop.Fault)
 		}
+	}
+	if m.sliceEnd != 0 && m.Insns >= m.sliceEnd && !m.exited {
+		m.Kernel.(Preempter).Preempt(m)
 	}
 	return nil
 }

@@ -291,10 +291,18 @@ func (p *Process) writeFile(f *openFile, b []byte, off int64) (int, uint64) {
 
 const sigPIPE = 13
 
-// wouldBlock ends the run: the only thread would wait for ever.
+// errRestart is Linux's kernel-internal ERESTARTSYS: wouldBlock's
+// result, never seen by the guest.
+const errRestart = 512
+
+// wouldBlock is the result of a call that must wait for another thread
+// (what says for what): the dispatcher blocks the thread and restarts
+// the call when another thread's syscall may have changed things, or,
+// with no other thread, ends the run (see Process.waitIO). A call that
+// moved some bytes first returns those instead, as Linux does.
 func (p *Process) wouldBlock(what string) uint64 {
-	p.endSyscallFault("deadlock: %s (the process has one thread, so it would wait for ever)", what)
-	return 0
+	p.blockWhat = what
+	return errno(errRestart)
 }
 
 // hostOpenFlags translates guest open flags for os.OpenFile.

@@ -54,6 +54,13 @@ type Config struct {
 	// the guest), so that descriptor numbers match a run under a traced
 	// qemu-user, whose log holds descriptor 3 (the differential tests).
 	ReservedFDs int
+	// Quantum is how many instructions a thread runs before the
+	// scheduler switches to the next (0: DefaultQuantum; see thread.go).
+	Quantum uint64
+	// RandomSched picks the next thread at random among the runnable
+	// ones instead of round robin, from a generator seeded with Seed:
+	// another seed, another interleaving; the same seed, the same one.
+	RandomSched bool
 }
 
 // Process is one simulated Linux process: the machine that runs it and
@@ -80,14 +87,32 @@ type Process struct {
 	stackTop  uint64
 	sigTramp  uint64
 	auxv      [][2]uint64
-	tidAddr   uint64
 	sigact    [65]sigAction // the process's signal actions (signal.go)
-	sig       *sigThread    // the running thread's mask, pending signals and alternate stack
+	sig       *sigThread    // the running thread's mask, pending signals and alternate stack (cur.sig)
 	noResult  bool          // the syscall set every register itself (rt_sigreturn)
 	selfAlias uint64        // another id naming the process (AdoptSelfID)
 	// delivered counts the signals whose handlers were entered.
 	delivered uint64
-	clockOff  uint64 // virtual nanoseconds added by sleeps
+	clockOff  uint64 // virtual nanoseconds added by sleeps and idle waits
+
+	// Threads (thread.go): the live ones in tid order, the running one,
+	// the next tid, the quantum, and what the scheduler counts.
+	threads    []*thread
+	allThreads []*thread // every thread the process had, exited ones too
+	cur        *thread
+	nextTid    uint64
+	quantum    uint64
+	schedRng   uint64 // the random scheduler's state (0: round robin)
+	switches   uint64
+	runStart   uint64 // Insns when cur began to run
+	waitSeq    uint64 // orders futex waiters
+	spare      any    // a context clone reuses
+	// resched is set by a syscall that blocked, yielded or ended the
+	// running thread: the scheduler picks the next one when it returns.
+	resched       bool
+	membarrierReg bool   // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was called
+	blockWhat     string // what the call that returned errRestart waits for
+	ioWaiters     int    // threads in waitIO
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
@@ -144,7 +169,7 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	}
 	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
-	p.sig = &sigThread{}
+	p.initThreads()
 	p.MaxInsns = cfg.MaxInsns
 	p.Mem.SetLimit(cfg.MaxMemory)
 	p.rng = newGuestRandom(cfg.Seed)

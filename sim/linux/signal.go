@@ -82,6 +82,9 @@ type sigInfo struct {
 	// other signals, says where they came from in that message.
 	fault *cpu.Fault
 	cause string
+	// process is set for a signal sent to the process (kill,
+	// rt_sigqueueinfo), which any thread not blocking it may take.
+	process bool
 }
 
 // sigAction is one rt_sigaction entry as the guest gave it.
@@ -90,8 +93,8 @@ type sigAction struct {
 }
 
 // sigThread is the signal state Linux keeps per thread: the blocked
-// mask, the signals pending for the thread and the alternate stack. The
-// process has one today (Process.sig); each thread will own one.
+// mask, the signals pending for the thread and the alternate stack.
+// Each thread owns one; Process.sig is the running thread's.
 type sigThread struct {
 	mask     uint64
 	pending  []sigInfo
@@ -164,30 +167,58 @@ func (t *sigThread) next() int {
 	return best
 }
 
-// ignored reports whether sig would be discarded on arrival: its action
-// ignores it and it is not blocked (a blocked one stays pending, as
-// Linux's sig_ignored).
-func (p *Process) ignored(sig int) bool {
-	if p.sig.blocked(sig) {
+// ignored reports whether sig would be discarded on arrival at t: its
+// action ignores it and t does not block it (a blocked one stays pending,
+// as Linux's sig_ignored).
+func (p *Process) ignored(t *sigThread, sig int) bool {
+	if t.blocked(sig) {
 		return false
 	}
 	h := p.sigact[sig].handler
 	return h == sigIgn || h == sigDfl && defaultIgnored(sig)
 }
 
-// sendSignal makes in pending (or discards it as Linux does). It returns
-// 0 or a negated errno.
+// sendSignal sends in to the process: the running thread takes it
+// unless it blocks it, else the first thread in tid order that does not
+// (Linux's complete_signal prefers the current thread too); when all
+// block it, it stays pending on the running thread.
 func (p *Process) sendSignal(in sigInfo) uint64 {
+	in.process = true
+	target := p.cur
+	if target.state == threadExited || in.signo >= 1 && in.signo <= 64 && target.sig.blocked(in.signo) {
+		target = p.threads[0]
+		for _, t := range p.threads {
+			if in.signo >= 1 && in.signo <= 64 && !t.sig.blocked(in.signo) {
+				target = t
+				break
+			}
+		}
+	}
+	return p.sendSignalTo(target, in)
+}
+
+// sendSignalTo makes in pending for thread th (or discards it as Linux
+// does); a thread waiting on a futex that can take it wakes with EINTR.
+// It returns 0 or a negated errno.
+func (p *Process) sendSignalTo(th *thread, in sigInfo) uint64 {
 	if in.signo == 0 {
 		return 0
 	}
 	if in.signo < 1 || in.signo > 64 {
 		return errno(EINVAL)
 	}
-	if p.ignored(in.signo) {
+	t := th.sig
+	if p.ignored(t, in.signo) {
 		return 0
 	}
-	t := p.sig
+	switch {
+	case t.blocked(in.signo):
+	case th.state == threadFutex:
+		p.wakeThread(th, errno(EINTR))
+	case th.state == threadIO:
+		// Its call runs again after the handler, as with SA_RESTART.
+		th.state = threadRunnable
+	}
 	if in.signo < 32 {
 		for _, q := range t.pending {
 			if q.signo == in.signo {
@@ -219,11 +250,12 @@ func (p *Process) selfPID() uint64 {
 	return guestPID
 }
 
-// signalSelf sends sig to the process from the kernel's side (SIGPIPE).
+// signalSelf sends sig to the running thread from the kernel's side
+// (SIGPIPE, which Linux sends to the writing thread).
 func (p *Process) signalSelf(sig uint64) uint64 {
 	in := p.killInfo(int(sig), siUser)
 	in.cause = "the kernel sent the program"
-	return p.sendSignal(in)
+	return p.sendSignalTo(p.cur, in)
 }
 
 // deliverSignals delivers every pending signal the mask lets through,
@@ -664,20 +696,22 @@ func sysTgkill(p *Process, a [6]uint64) uint64 {
 	if int64(a[0]) <= 0 || int64(a[1]) <= 0 || !validSignal(a[2]) && a[2] != 0 {
 		return errno(EINVAL)
 	}
-	if !p.isSelf(a[0]) || !p.isSelf(a[1]) {
+	t := p.threadByTid(a[1])
+	if !p.isSelf(a[0]) || t == nil {
 		return errno(ESRCH)
 	}
-	return p.sendSignal(p.killInfo(int(a[2]), siTkill))
+	return p.sendSignalTo(t, p.killInfo(int(a[2]), siTkill))
 }
 
 func sysTkill(p *Process, a [6]uint64) uint64 {
 	if int64(a[0]) <= 0 || !validSignal(a[1]) && a[1] != 0 {
 		return errno(EINVAL)
 	}
-	if !p.isSelf(a[0]) {
+	t := p.threadByTid(a[0])
+	if t == nil {
 		return errno(ESRCH)
 	}
-	return p.sendSignal(p.killInfo(int(a[1]), siTkill))
+	return p.sendSignalTo(t, p.killInfo(int(a[1]), siTkill))
 }
 
 // queueInfo is rt_sigqueueinfo's siginfo: the caller's si_code and, as
@@ -714,14 +748,15 @@ func sysRtTgsigqueueinfo(p *Process, a [6]uint64) uint64 {
 	if int64(a[0]) <= 0 || int64(a[1]) <= 0 || !validSignal(a[2]) && a[2] != 0 {
 		return errno(EINVAL)
 	}
-	if !p.isSelf(a[0]) || !p.isSelf(a[1]) {
+	t := p.threadByTid(a[1])
+	if !p.isSelf(a[0]) || t == nil {
 		return errno(ESRCH)
 	}
 	in, r := p.queueInfo(a[2], a[3])
 	if r != 0 {
 		return r
 	}
-	return p.sendSignal(in)
+	return p.sendSignalTo(t, in)
 }
 
 // SigTramp is the address of the signal-trampoline page (0: none).

@@ -120,8 +120,16 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	}
 	p.confined = false
 	p.noResult = false
+	p.resched = false
 	p.Mem.TakeLimitHit()
 	r := e.fn(p, args)
+	if r == errno(errRestart) && !p.Exited() && p.waitIO() {
+		if call != "" {
+			fmt.Fprintf(p.Cfg.Strace, "%s = ? <waiting>\n", call)
+		}
+		p.reschedule()
+		return
+	}
 	if p.Mem.TakeLimitHit() && !p.Exited() {
 		// A copy into guest memory needed a page past --max-memory: the
 		// process ends as Linux's out-of-memory killer would end it.
@@ -135,6 +143,15 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		if call != "" {
 			fmt.Fprintf(p.Cfg.Strace, "%s = ?\n", call)
 		}
+		return
+	}
+	if p.resched && p.cur.state != threadRunnable {
+		// The thread waits (its result comes when it wakes) or has
+		// exited: another thread runs.
+		if call != "" {
+			fmt.Fprintf(p.Cfg.Strace, "%s = ? <%s>\n", call, map[bool]string{true: "exited", false: "waiting"}[p.cur.state == threadExited])
+		}
+		p.reschedule()
 		return
 	}
 	if p.noResult {
@@ -152,14 +169,20 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	if len(p.sig.pending) != 0 {
 		p.deliverSignals()
 	}
+	if p.ioWaiters != 0 {
+		p.wakeIO()
+	}
+	if p.resched && !p.Exited() { // sched_yield
+		p.reschedule()
+	}
 }
 
 // toldDenials are the documented denials that change what a program
 // does (it cannot start a thread, a process or another program): the
 // first of each is told on the notes stream, always.
 var toldDenials = map[string]string{
-	"clone":  "simrun runs one thread and one process",
-	"clone3": "simrun runs one thread and one process",
+	"clone":  "simrun starts threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD), not new processes",
+	"clone3": "simrun starts threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD), not new processes",
 	"fork":   "simrun runs one process",
 	"vfork":  "simrun runs one process",
 	"execve": "simrun runs one program",
@@ -174,7 +197,7 @@ func (p *Process) tellDenial(name string, args [6]uint64, r uint64) {
 	var why string
 	key := name
 	switch {
-	case toldDenials[name] != "":
+	case toldDenials[name] != "" && r == errno(ENOSYS):
 		why = "denied: " + toldDenials[name]
 	case r == errno(EROFS) && p.Cfg.ReadOnly:
 		why, key = "--read-only denies it", "--read-only"
@@ -268,7 +291,7 @@ var sysDefs = map[string]sysDef{
 	"fdatasync":       {Full, "", sysFsync},
 	"fadvise64":       {Full, "advice accepted", sysFadvise64},
 	"umask":           {Full, "", sysUmask},
-	"pipe2":           {Partial, "within the process: a write to a full pipe or a read from an empty one with a writer would wait for ever and ends the run", sysPipe2},
+	"pipe2":           {Partial, "within the process: a read from an empty pipe with a writer, or a write to a full one, waits for another thread (the call runs again after another thread's syscall); with no other thread it would wait for ever and ends the run", sysPipe2},
 	"pipe":            {Partial, "as pipe2", sysPipe},
 	"sendfile":        {Full, "", sysSendfile},
 	"copy_file_range": {Full, "", sysCopyFileRange},
@@ -286,8 +309,8 @@ var sysDefs = map[string]sysDef{
 	"mremap":   {Partial, "grows in place or moves (MREMAP_MAYMOVE); MREMAP_FIXED and MREMAP_DONTUNMAP give EINVAL", sysMremap},
 	"msync":    {Full, "", sysMsync},
 
-	"exit":              {Full, "single-threaded: ends the process", sysExit},
-	"exit_group":        {Full, "", sysExit},
+	"exit":              {Full, "ends the calling thread; the last one ends the process", sysExit},
+	"exit_group":        {Full, "", sysExitGroup},
 	"uname":             {Full, "fixed: Linux 6.1.0, nodename simrun", sysUname},
 	"clock_gettime":     {Full, "virtual clock derived from retired instructions; REALTIME starts 2026-01-01", sysClockGettime},
 	"clock_getres":      {Full, "1 ns", sysClockGetres},
@@ -296,9 +319,9 @@ var sysDefs = map[string]sysDef{
 	"clock_nanosleep":   {Full, "advances the virtual clock", sysClockNanosleep},
 	"getrandom":         {Full, "deterministic bytes from --seed, continuing the AT_RANDOM stream (qemu-user passes getrandom to the host)", sysGetrandom},
 	"set_tid_address":   {Full, "", sysSetTidAddress},
-	"set_robust_list":   {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; single-threaded programs do not notice)", sysENOSYS},
+	"set_robust_list":   {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; only robust mutexes held by a dying thread notice)", sysENOSYS},
 	"getpid":            {Full, "fixed pid 1000", sysGetpid},
-	"gettid":            {Full, "fixed tid 1000", sysGetpid},
+	"gettid":            {Full, "the main thread's is the pid, 1000; others 1001, 1002, ... in creation order", sysGettid},
 	"getppid":           {Full, "fixed ppid 1", sysOne},
 	"getuid":            {Full, "uid 0", sysUID},
 	"geteuid":           {Full, "uid 0", sysUID},
@@ -316,17 +339,20 @@ var sysDefs = map[string]sysDef{
 	"rt_sigreturn":      {Full, "a bad frame raises SIGSEGV, as on Linux", sysRtSigreturn},
 	"sigreturn":         {Full, "s390x: returns from a handler without SA_SIGINFO", sysSigreturn},
 	"rt_sigqueueinfo":   {Partial, "to itself", sysRtSigqueueinfo},
-	"rt_tgsigqueueinfo": {Partial, "to itself", sysRtTgsigqueueinfo},
+	"rt_tgsigqueueinfo": {Partial, "to a thread of the process", sysRtTgsigqueueinfo},
 	"prlimit64":         {Partial, "reads only: STACK 8 MiB, NOFILE 1024/4096, others unlimited", sysPrlimit64},
 	"getrlimit":         {Partial, "as prlimit64", sysGetrlimit},
-	"sched_yield":       {Full, "", sysZero},
-	"futex":             {Partial, "single-threaded: WAKE returns 0, WAIT returns EAGAIN if the value differs, else fails the run", sysFutex},
-	"tgkill":            {Partial, "to itself", sysTgkill},
-	"tkill":             {Partial, "to itself", sysTkill},
+	"sched_yield":       {Full, "the next runnable thread runs (round robin by tid)", sysSchedYield},
+	"futex":             {Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, WAKE_OP, LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; timeouts on the virtual clock; a signal interrupts a wait with EINTR; no FUTEX_FD or requeue-PI", sysFutex},
+	"tgkill":            {Full, "to any thread of the process", sysTgkill},
+	"tkill":             {Full, "to any thread of the process", sysTkill},
+	"getcpu":            {Full, "CPU 0, node 0", sysGetcpu},
+	"membarrier":        {Full, "one core: every barrier holds already; QUERY, GLOBAL, GLOBAL_EXPEDITED and PRIVATE_EXPEDITED (after its registration)", sysMembarrier},
+	"sched_setaffinity": {Partial, "one CPU: a mask holding CPU 0 is accepted, others give EINVAL", sysSchedSetaffinity},
 	"kill":              {Partial, "to itself (pid 1000, 0 or its group -1000)", sysKill},
 	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
-	"clone":             {Denied, "single process: ENOSYS", sysENOSYS},
-	"clone3":            {Denied, "single process: ENOSYS", sysENOSYS},
+	"clone":             {Partial, "threads (CLONE_VM, FS, FILES, SIGHAND and THREAD; SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID honoured); Linux's invalid combinations give EINVAL; a new process gives ENOSYS, told once", sysClone},
+	"clone3":            {Partial, "as clone, from struct clone_args", sysClone3},
 	"execve":            {Denied, "single process: ENOSYS", sysENOSYS},
 
 	// System information, process control, file systems, extended
@@ -388,7 +414,18 @@ func sysSetpgid(p *Process, a [6]uint64) uint64 {
 }
 func sysENOSYS(p *Process, a [6]uint64) uint64 { return errno(ENOSYS) }
 
+// sysExit ends the calling thread; the last thread's exit ends the
+// process with its status, as exit_group does.
 func sysExit(p *Process, a [6]uint64) uint64 {
+	if len(p.threads) > 1 {
+		p.exitThread()
+		return 0
+	}
+	return sysExitGroup(p, a)
+}
+
+// sysExitGroup ends the process and every thread.
+func sysExitGroup(p *Process, a [6]uint64) uint64 {
 	p.syncShared(0, ^uint64(0))
 	p.closeAll()
 	p.Exit(int(a[0]))
@@ -504,11 +541,6 @@ func sysGetrandom(p *Process, a [6]uint64) uint64 {
 	return n
 }
 
-func sysSetTidAddress(p *Process, a [6]uint64) uint64 {
-	p.tidAddr = a[0]
-	return guestPID
-}
-
 func sysPrlimit64(p *Process, a [6]uint64) uint64 {
 	if a[0] != 0 && a[0] != guestPID {
 		return errno(ESRCH)
@@ -528,29 +560,6 @@ func sysPrlimit64(p *Process, a [6]uint64) uint64 {
 
 func sysGetrlimit(p *Process, a [6]uint64) uint64 {
 	return sysPrlimit64(p, [6]uint64{0, a[0], 0, a[1]})
-}
-
-func sysFutex(p *Process, a [6]uint64) uint64 {
-	const (
-		futexWait = 0
-		futexWake = 1
-	)
-	switch a[1] & 0x7f {
-	case futexWake:
-		return 0
-	case futexWait, 9 /* WAIT_BITSET */ :
-		v, ok := p.Mem.Load(a[0], 4, p.order())
-		if !ok {
-			return errno(EFAULT)
-		}
-		if uint32(v) != uint32(a[2]) {
-			return errno(EAGAIN)
-		}
-		p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSyscall,
-			Err: fmt.Errorf("futex wait on 0x%x would block forever: the process has one thread", a[0])})
-		return 0
-	}
-	return errno(ENOSYS)
 }
 
 func signalName(sig int) string {

@@ -41,7 +41,7 @@ func sysSysinfo(p *Process, a [6]uint64) uint64 {
 // the size of the kernel's mask (8 bytes, nr_cpu_ids <= 64), as Linux
 // returns it; a buffer smaller than that is EINVAL.
 func sysSchedGetaffinity(p *Process, a [6]uint64) uint64 {
-	if a[0] != 0 && a[0] != guestPID {
+	if a[0] != 0 && p.threadByTid(a[0]) == nil {
 		return errno(ESRCH)
 	}
 	if a[1] < 8 || a[1]&7 != 0 {

@@ -55,7 +55,9 @@ var Arch = &cpu.Arch{
 	InsnAlign:     2,
 	MaxInsnLen:    6,
 	NewCore:       newCore,
-	Disasm:        Disasm,
+	// svc (not through an EXECUTE)
+	SyscallInsnLen: 2,
+	Disasm:         Disasm,
 }
 
 func init() { cpu.Register(Arch) }
@@ -212,6 +214,8 @@ var syscalls = map[string]uint64{
 	"tkill":             237,
 	"futex":             238,
 	"sched_getaffinity": 240,
+	"sched_setaffinity": 239,
+	"getcpu":            311,
 	"tgkill":            241,
 	"exit_group":        248,
 	"set_tid_address":   252,

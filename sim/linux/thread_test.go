@@ -1,0 +1,199 @@
+package linux_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/programs"
+	"simrun/sim/cpu"
+	"simrun/sim/linux"
+	"simrun/sim/oracle"
+)
+
+// notQemu are the thread programs not compared with qemu-user: one
+// would hang it, one prints what the interleaving decides.
+var notQemu = map[string]bool{"deadlock": true, "racy": true}
+
+// threadRun runs a thread program under simrun.
+func threadRun(t *testing.T, b programs.Binary, quantum uint64) (stdout string, exit *cpu.Exit, insns uint64) {
+	t.Helper()
+	cfg := linux.Config{Args: []string{b.Path}, Seed: 1, Quantum: quantum, MaxInsns: 200_000_000}
+	if b.Config.Dynamic {
+		sysroot := linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))
+		requireSysroot(t, sysroot)
+		cfg.Sysroot = sysroot
+	}
+	var out bytes.Buffer
+	cfg.Stdout = &out
+	m, err := linux.Load(b.Path, cfg)
+	require.NoError(t, err)
+	exit, err = m.Run()
+	require.NoError(t, err)
+	return out.String(), exit, m.Insns
+}
+
+// TestQemuThreadPrograms runs each bundled thread program
+// (programs/threads: static, dynamic, arm64 with exclusive pairs and with
+// LSE) under qemu-user and under simrun: same stdout and exit status.
+// Their output does not depend on the interleaving.
+func TestQemuThreadPrograms(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		oracle.Require(t, arch)
+	}
+	bins := programs.ThreadBinaries("")
+	require.NotEmpty(t, bins)
+	for _, b := range bins {
+		if notQemu[b.Name] {
+			continue
+		}
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+			t.Parallel()
+			opt := oracle.Options{CPU: b.Config.QemuCPU()}
+			if b.Config.Dynamic {
+				opt.Sysroot = linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))
+				requireSysroot(t, opt.Sysroot)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := oracle.Count(ctx, b.Path, opt)
+			require.NoError(t, err)
+			out, exit, insns := threadRun(t, b, 0)
+			require.Nil(t, exit.Fault, "%v", exit.Fault)
+			require.Equal(t, string(res.Stdout), out)
+			require.Equal(t, res.Status, exit.Status)
+			require.NotEmpty(t, out)
+			t.Logf("qemu %d instructions, simrun %d", res.Insns, insns)
+		})
+	}
+}
+
+// TestThreadDeterminism runs each thread program three times with the
+// default quantum and once with another: the three runs give identical
+// output, status and instruction counts; the other quantum interleaves
+// differently (another count) and prints the same.
+func TestThreadDeterminism(t *testing.T) {
+	for _, b := range programs.ThreadBinaries("") {
+		if b.Name == "deadlock" {
+			continue
+		}
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+			t.Parallel()
+			out, exit, insns := threadRun(t, b, 0)
+			require.Nil(t, exit.Fault, "%v", exit.Fault)
+			for range 2 {
+				o, e, n := threadRun(t, b, 0)
+				require.Equal(t, out, o)
+				require.Equal(t, exit.Status, e.Status)
+				require.Equal(t, insns, n, "instruction count differs between two runs")
+			}
+			o, e, n := threadRun(t, b, 997)
+			t.Logf("%d instructions; %d with quantum 997", insns, n)
+			if b.Name == "racy" {
+				return // what it prints is the interleaving's
+			}
+			require.Equal(t, out, o, "quantum 997")
+			require.Equal(t, exit.Status, e.Status, "quantum 997")
+		})
+	}
+}
+
+// TestThreadDeadlock: the deadlocking program ends (it does not hang)
+// with status 137 and a message naming each thread, what it waits on
+// and where; the same every run.
+func TestThreadDeadlock(t *testing.T) {
+	for _, b := range programs.ThreadBinaries("") {
+		if b.Name != "deadlock" {
+			continue
+		}
+		t.Run(b.Config.Name, func(t *testing.T) {
+			t.Parallel()
+			out, exit, insns := threadRun(t, b, 0)
+			require.Equal(t, "started\n", out)
+			require.Equal(t, 137, exit.Status)
+			require.NotNil(t, exit.Fault)
+			msg := exit.Fault.Error()
+			require.Contains(t, msg, "deadlock: every thread waits")
+			for _, tid := range []string{"tid 1000 in futex wait on 0x", "tid 1001 in futex wait on 0x", "tid 1002 in futex wait on 0x"} {
+				require.Contains(t, msg, tid)
+			}
+			_, list, ok := strings.Cut(msg, "threads: {")
+			require.True(t, ok, msg)
+			require.Equal(t, 3, strings.Count(list, " at pc 0x"), msg)
+			_, exit2, insns2 := threadRun(t, b, 0)
+			require.Equal(t, msg, exit2.Fault.Error())
+			require.Equal(t, insns, insns2)
+		})
+	}
+}
+
+// TestThreadMaxInsns: a multi-threaded run that ends at --max-insns
+// names every thread's pc.
+func TestThreadMaxInsns(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		b := programs.ThreadBinaries(arch)[0]
+		require.Equal(t, "atomics", b.Name)
+		m, err := linux.Load(b.Path, linux.Config{Args: []string{b.Path}, MaxInsns: 300_000})
+		require.NoError(t, err)
+		exit, err := m.Run()
+		require.NoError(t, err)
+		require.NotNil(t, exit.Fault)
+		require.Equal(t, cpu.FaultInsnLimit, exit.Fault.Kind)
+		msg := exit.Fault.Error()
+		for tid := 1000; tid <= 1004; tid++ {
+			require.Contains(t, msg, fmt.Sprintf("tid %d ", tid), msg)
+		}
+		_, list, ok := strings.Cut(msg, "threads: {")
+		require.True(t, ok, msg)
+		require.Equal(t, 5, strings.Count(list, " at pc 0x"), msg)
+	}
+}
+
+// TestThreadPrograms checks the list of thread programs the tests run.
+func TestThreadPrograms(t *testing.T) {
+	var names []string
+	for _, b := range programs.ThreadBinaries("s390x") {
+		if b.Config.Name == "s390x-thr-O2" {
+			names = append(names, filepath.Base(b.Path))
+		}
+	}
+	require.Equal(t, []string{"atomics", "barrier", "deadlock", "pipe", "prodcons", "racy", "tls", "worksplit"}, names)
+}
+
+// TestRandomSched: with the random scheduler the racy program's output
+// depends on the seed, and one seed gives one output and instruction
+// count every time.
+func TestRandomSched(t *testing.T) {
+	for _, b := range programs.ThreadBinaries("") {
+		if b.Name != "racy" || b.Config.Dynamic {
+			continue
+		}
+		t.Run(b.Config.Name, func(t *testing.T) {
+			t.Parallel()
+			runSeed := func(seed uint64) (string, uint64) {
+				var out bytes.Buffer
+				m, err := linux.Load(b.Path, linux.Config{Args: []string{b.Path}, Stdout: &out, Seed: seed, RandomSched: true})
+				require.NoError(t, err)
+				exit, err := m.Run()
+				require.NoError(t, err)
+				require.Equal(t, 0, exit.Status)
+				return out.String(), m.Insns
+			}
+			seen := map[string]bool{}
+			for seed := uint64(1); seed <= 6; seed++ {
+				out, n := runSeed(seed)
+				out2, n2 := runSeed(seed)
+				require.Equal(t, out, out2, "seed %d", seed)
+				require.Equal(t, n, n2, "seed %d", seed)
+				seen[out] = true
+			}
+			require.Greater(t, len(seen), 1, "six seeds, one order: %v", seen)
+		})
+	}
+}

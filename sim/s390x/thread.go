@@ -1,0 +1,47 @@
+package s390x
+
+import "simrun/sim/cpu"
+
+// threadContext is one guest thread's user state while another runs on
+// the core (cpu.ThreadCore): the PSW's address and condition code, the
+// general, vector and access registers, the FPC, and an EXECUTE target
+// whose own retirement ended the thread's last run.
+type threadContext struct {
+	r         [16]uint64
+	v         [32][2]uint64
+	cc        uint8
+	pc        uint64
+	svc       uint8
+	ar        [16]uint32
+	fpc       uint32
+	exInst    inst
+	exPending bool
+}
+
+// SaveThread copies the running thread's state (cpu.ThreadCore).
+func (c *Core) SaveThread(into any) any {
+	t, ok := into.(*threadContext)
+	if !ok {
+		t = new(threadContext)
+	}
+	copy(t.r[:], c.r[:16])
+	t.v, t.cc, t.pc, t.svc, t.ar, t.fpc = c.v, c.cc, c.pc, c.svc, c.ar, c.fpc
+	t.exInst, t.exPending = c.exInst, c.exPending
+	return t
+}
+
+// LoadThread makes a saved thread's state the core's. Interlocked
+// updates (cs, csg, the interlocked-access facility) complete within one
+// instruction, so nothing else carries over a switch.
+func (c *Core) LoadThread(ctx any) {
+	t := ctx.(*threadContext)
+	copy(c.r[:16], t.r[:])
+	c.v, c.cc, c.pc, c.svc, c.ar, c.fpc = t.v, t.cc, t.pc, t.svc, t.ar, t.fpc
+	c.exInst, c.exPending = t.exInst, t.exPending
+}
+
+// SetTLS sets the thread pointer in access registers a0 (high word) and
+// a1 (low word), as clone's CLONE_SETTLS does on s390x.
+func (c *Core) SetTLS(tls uint64) { c.ar[0], c.ar[1] = uint32(tls>>32), uint32(tls) }
+
+var _ cpu.ThreadCore = (*Core)(nil)
