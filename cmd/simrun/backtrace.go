@@ -114,14 +114,6 @@ func codeResolver(p *linux.Process) unwind.Resolver {
 	}
 }
 
-// sharedBinaries reads the symbols of every object a dynamically linked
-// program mapped executable (ld.so, libc, ...), each at its load bias; an
-// object that cannot be read is left out (its samples keep their
-// addresses).
-func sharedBinaries(p *linux.Process) []*profile.Binary {
-	return openObjects(objectMaps(p))
-}
-
 // objectMaps lists the executable mappings of the process's other objects.
 func objectMaps(p *linux.Process) []profile.ObjectMap {
 	var out []profile.ObjectMap
@@ -131,9 +123,9 @@ func objectMaps(p *linux.Process) []profile.ObjectMap {
 	return out
 }
 
-// openObjects reads each object of maps once, with the load bias its
-// first mapping gives; objects that are gone or unreadable are left out
-// (their pcs stay unnamed).
+// openObjects reads the symbols of each object of maps once (ld.so, libc,
+// ...), with the load bias its first mapping gives; objects that are gone
+// or unreadable are left out (their pcs stay unnamed).
 func openObjects(maps []profile.ObjectMap) []*profile.Binary {
 	var out []*profile.Binary
 	seen := map[string]bool{}
