@@ -220,11 +220,11 @@ func waitForGDB(m *cpu.Machine, port, at string, stderr io.Writer) (*gdbstub.Stu
 	}
 	defer l.Close()
 	fmt.Fprintf(stderr, "simrun: waiting for gdb on %s (target remote %s)\n", l.Addr(), gdbstub.Describe(l))
-	conn, err := l.Accept()
+	conn, peer, err := l.Accept()
 	if err != nil {
 		return nil, fmt.Errorf("gdb: %w", err)
 	}
-	fmt.Fprintf(stderr, "simrun: gdb connected from %s\n", conn.RemoteAddr())
+	fmt.Fprintf(stderr, "simrun: gdb connected from %s\n", peer)
 	return gdbstub.New(p, conn, stderr)
 }
 
