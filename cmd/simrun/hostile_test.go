@@ -292,3 +292,19 @@ func dirNames(t *testing.T, dir string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestStaticBinary: simrun links no C (package net's resolver would bring
+// cgo, and the C library's pages would cost every command's peak RSS a
+// megabyte and more: docs/promises.md).
+func TestStaticBinary(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("needs the go command")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "simrun/cmd/simrun").Output()
+	require.NoError(t, err)
+	for _, pkg := range strings.Fields(string(out)) {
+		assert.NotEqual(t, "runtime/cgo", pkg)
+		assert.NotEqual(t, "net", pkg, "package net links cgo's resolver")
+	}
+}
