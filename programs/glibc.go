@@ -121,11 +121,16 @@ var SignalConfigs = []Config{
 }
 
 // SignalBinaries returns every signal program built for arch ("" = all).
-func SignalBinaries(arch string) []Binary {
-	dir := filepath.Join(Dir(), "signals")
+func SignalBinaries(arch string) []Binary { return sourceBinaries("signals", SignalConfigs, arch) }
+
+// sourceBinaries lists the programs of folder (one per C source in
+// folder/src) built in each of configs for arch ("" = all), as
+// folder/bin/CONFIG/NAME.
+func sourceBinaries(folder string, configs []Config, arch string) []Binary {
+	dir := filepath.Join(Dir(), folder)
 	files, _ := filepath.Glob(filepath.Join(dir, "src", "*.c"))
 	var out []Binary
-	for _, c := range SignalConfigs {
+	for _, c := range configs {
 		if arch != "" && c.Arch != arch {
 			continue
 		}
@@ -153,18 +158,4 @@ var ThreadConfigs = []Config{
 }
 
 // ThreadBinaries returns every thread program built for arch ("" = all).
-func ThreadBinaries(arch string) []Binary {
-	dir := filepath.Join(Dir(), "threads")
-	files, _ := filepath.Glob(filepath.Join(dir, "src", "*.c"))
-	var out []Binary
-	for _, c := range ThreadConfigs {
-		if arch != "" && c.Arch != arch {
-			continue
-		}
-		for _, f := range files {
-			n := strings.TrimSuffix(filepath.Base(f), ".c")
-			out = append(out, Binary{Config: c, Name: n, Path: filepath.Join(dir, "bin", c.Name, n)})
-		}
-	}
-	return out
-}
+func ThreadBinaries(arch string) []Binary { return sourceBinaries("threads", ThreadConfigs, arch) }

@@ -45,14 +45,7 @@ func TestAddressesAgainstQemu(t *testing.T) {
 		}
 	}
 	c := &timingtest.AddressCheck{Limit: 1 << 21, Regs: zvaRule, RegsWithin: 1 << 20, Quota: 50}
-	checked := 0
-	for _, b := range bins {
-		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
-			st := c.Check(t, b)
-			t.Logf("%d instructions: %d addresses equal to qemu's, %d to qemu's registers' (%v), not compared %v", st.Insns, st.Checked, st.ByRegs, c.ByRegs, st.Unchecked)
-			checked += st.Checked
-		})
-	}
+	checked := c.CheckAll(t, bins)
 	if c.ByRegs["dc zva"] == 0 || checked < 100000 {
 		t.Errorf("only %d addresses checked against qemu's accesses, %v against its registers", checked, c.ByRegs)
 	}

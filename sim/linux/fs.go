@@ -52,10 +52,12 @@ const (
 	EROFS        = 30
 	EPIPE        = 32
 	ERANGE       = 34
+	EDEADLK      = 35
 	ENAMETOOLONG = 36
 	ENOSYS       = 38
 	ELOOP        = 40
 	ENOTSUP      = 95
+	ETIMEDOUT    = 110
 )
 
 func errno(e int) uint64 { return uint64(-int64(e)) }

@@ -29,9 +29,6 @@ const (
 	futexWaiters   = 0x80000000
 	futexOwnerDied = 0x40000000
 	futexTidMask   = 0x3fffffff
-
-	ETIMEDOUT = 110
-	EDEADLK   = 35
 )
 
 func sysFutex(p *Process, a [6]uint64) uint64 {

@@ -105,14 +105,7 @@ func TestAddressesAgainstQemu(t *testing.T) {
 		}
 	}
 	c := &timingtest.AddressCheck{Limit: 1 << 21, Regs: storageRule, RegsWithin: 1 << 17, Quota: 200}
-	checked := 0
-	for _, b := range bins {
-		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
-			st := c.Check(t, b)
-			t.Logf("%d instructions: %d addresses equal to qemu's, %d to qemu's registers' (%v), not compared %v", st.Insns, st.Checked, st.ByRegs, c.ByRegs, st.Unchecked)
-			checked += st.Checked
-		})
-	}
+	checked := c.CheckAll(t, bins)
 	for _, f := range []string{"mvc", "xc", "ex"} {
 		if c.ByRegs[f] == 0 {
 			t.Errorf("no %s checked against qemu's registers", f)

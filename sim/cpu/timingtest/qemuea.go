@@ -103,6 +103,21 @@ type AddressStats struct {
 	Insns     uint64         // instructions covered
 }
 
+// CheckAll runs Check on each of bins in a subtest of its own, logs what
+// each compared, and returns how many addresses equalled qemu's accesses.
+func (c *AddressCheck) CheckAll(t *testing.T, bins []programs.Binary) int {
+	t.Helper()
+	checked := 0
+	for _, b := range bins {
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+			st := c.Check(t, b)
+			t.Logf("%d instructions: %d addresses equal to qemu's, %d to qemu's registers' (%v), not compared %v", st.Insns, st.Checked, st.ByRegs, c.ByRegs, st.Unchecked)
+			checked += st.Checked
+		})
+	}
+	return checked
+}
+
 // Check runs the bundled program b under simrun and under qemu-user with
 // the memory trace plugin. For every operation with a data access, the
 // address simrun logs (Retired.EA, what SPE samples) must be the address
