@@ -189,6 +189,16 @@ type ThreadCore interface {
 	SetTLS(tls uint64)
 }
 
+// ContextStater is implemented by ThreadCores that can show a saved
+// context (from SaveThread) as a State and change it, without touching
+// the running thread: a debugger's and a core dump's view of the threads
+// that are not running. ContextState also returns the thread pointer
+// (arm64 TPIDR_EL0; on s390x State.AR holds it too).
+type ContextStater interface {
+	ContextState(ctx any, s *State) (tls uint64)
+	SetContextState(ctx any, s *State)
+}
+
 // Clone returns a deep copy of s.
 func (s *State) Clone() *State {
 	c := *s
