@@ -33,6 +33,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	traceFP := fs.Bool("trace-fp", false, "include SIMD&FP registers in --trace-json")
 	gdbPort := fs.String("g", "", "wait for gdb on TCP 127.0.0.1:`PORT` before the first instruction, as qemu-user's -g (0: any free port; see docs/gdb.md)")
 	gdbAt := fs.String("gdb", "", "wait for gdb on `ENDPOINT` (PORT, HOST:PORT or unix:PATH) before the first instruction")
+	coreFile := fs.String("core", "", "if the program dies of a signal that dumps core (SIGSEGV, SIGABRT, ...), write an ELF core file to `FILE` for gdb (see docs/gdb.md)")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -74,6 +75,22 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return outputError(stderr, "run", err)
 		}
 		defer set.Abort()
+	}
+	// --core is checked before the program runs too, and written only
+	// if the program dumps core: otherwise FILE is left as it was.
+	var coreSet *outfile.Set
+	var coreOut *outfile.File
+	if *coreFile != "" {
+		ins := []input{{prog, "the program"}}
+		if *traceJSON != "" {
+			ins = append(ins, input{*traceJSON, "the --trace-json output"})
+		}
+		set, files, err := openOutputs(nil, ins, *coreFile)
+		if err != nil {
+			return outputError(stderr, "run", err)
+		}
+		defer set.Abort()
+		coreSet, coreOut = set, files[*coreFile]
 	}
 	m, err := linux.Load(prog, cfg)
 	if err != nil {
@@ -167,6 +184,12 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		for _, l := range stack {
 			fmt.Fprintln(stderr, l)
 		}
+		if coreOut != nil && linux.CoreDumps(exit.Fault.Signal()) {
+			if err := writeCore(m, exit.Fault, coreSet, coreOut); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "simrun: %s: core dumped to %s\n", prog, *coreFile)
+		}
 	}
 	if *stats {
 		st := cpu.Stats{Insns: m.Insns, Syscalls: m.Syscalls, Wall: wall}
@@ -256,4 +279,16 @@ func printTimingStats(w io.Writer, t *cpu.Timing, arch string) {
 	fmt.Fprintf(w, "LLC accesses: %d, misses: %d (%.2f%%)\n", s.LLCAccess, s.LLCMiss, pct(s.LLCMiss, s.LLCAccess))
 	fmt.Fprintf(w, "DTLB accesses: %d, walks: %d (%.2f%%)\n", s.TLBAccess, s.TLBWalk, pct(s.TLBWalk, s.TLBAccess))
 	fmt.Fprintf(w, "branches: %d, mispredicted: %d (%.2f%%), not taken: %d\n", s.Branches, s.Mispredicts, pct(s.Mispredicts, s.Branches), s.NotTaken)
+}
+
+// writeCore writes the core file of a process that died of f.
+func writeCore(m *cpu.Machine, f *cpu.Fault, set *outfile.Set, out *outfile.File) error {
+	p := linux.Of(m)
+	if p == nil {
+		return fmt.Errorf("--core: the run has no Linux process")
+	}
+	if err := p.WriteCore(out, f); err != nil {
+		return fmt.Errorf("--core %s: %w", out.Path, err)
+	}
+	return set.Commit()
 }

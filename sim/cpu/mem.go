@@ -88,6 +88,11 @@ func (p *Page) Bytes() *[PageSize]byte {
 	return p.data
 }
 
+// Touched reports whether the page was ever written (has bytes of its
+// own): a core dump leaves out anonymous mappings none of whose pages
+// was, as Linux does for a mapping that never faulted a page in.
+func (p *Page) Touched() bool { return p.data != nil }
+
 // touch gives p, the page at vpn, its bytes if it has none yet, charging
 // them to the limit; false (nothing allocated) when the limit would be
 // passed.

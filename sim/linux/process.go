@@ -91,6 +91,9 @@ type Process struct {
 	sig       *sigThread    // the running thread's mask, pending signals and alternate stack (cur.sig)
 	noResult  bool          // the syscall set every register itself (rt_sigreturn)
 	selfAlias uint64        // another id naming the process (AdoptSelfID)
+	// fatal is the signal whose default action ended the process (for
+	// its core dump, core.go).
+	fatal *sigInfo
 	// delivered counts the signals whose handlers were entered.
 	delivered uint64
 	clockOff  uint64 // virtual nanoseconds added by sleeps and idle waits

@@ -326,13 +326,14 @@ func (p *Process) defaultAction(in *sigInfo) {
 	if defaultIgnored(sig) || defaultStops(sig) {
 		return
 	}
+	p.fatal = in
 	if in.fault != nil {
 		p.EndFault(in.fault)
 		return
 	}
 	what := "ends the process"
 	if defaultCore(sig) {
-		what = "ends the process with a core dump (none is written)"
+		what = "ends the process with a core dump"
 	}
 	cause := in.cause
 	if cause == "" {
