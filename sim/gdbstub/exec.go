@@ -46,9 +46,13 @@ func (s *Stub) deliver(f *cpu.Fault) {
 // interrupt flag (an interrupt also stops the run at once).
 const batch = 1 << 24
 
-// resume runs the guest (one instruction when step) with Linux signal sig
-// delivered (0: none), and reports the stop or the end to gdb.
-func (s *Stub) resume(step bool, sig int) (*cpu.Exit, bool, error) {
+// resume runs the guest with Linux signal sig delivered (0: none), and
+// reports the stop or the end to gdb. step, if not 0, is a thread to
+// step one instruction: the running thread steps alone; a thread that is
+// switched out retires its next instruction when the scheduler runs it
+// again, the other threads running meanwhile as they would (a breakpoint
+// one of them meets stops the run first).
+func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 	if f := s.fault; f != nil {
 		s.fault = nil
 		if sig == f.Signal() {
@@ -62,7 +66,16 @@ func (s *Stub) resume(step bool, sig int) (*cpu.Exit, bool, error) {
 	if s.m.Exited() {
 		return s.finish()
 	}
-	if step || len(s.bps) > 0 || len(s.watches) > 0 {
+	step := stepTid != 0 && (stepTid == s.p.CurrentTid() || !s.alive(stepTid))
+	if step {
+		stepTid = s.p.CurrentTid()
+	}
+	s.stepTid = 0
+	if stepTid != 0 && !step {
+		s.stepTid, s.stepFrom = stepTid, s.p.ThreadInsns(stepTid)
+	}
+	defer func() { s.stepTid = 0 }()
+	if step || s.stepTid != 0 || len(s.bps) > 0 || len(s.watches) > 0 {
 		s.m.Observer = s.observe
 	} else {
 		s.m.Observer = s.base
@@ -120,7 +133,10 @@ func (s *Stub) resume(step bool, sig int) (*cpu.Exit, bool, error) {
 			return s.stopped(cpu.SIGTRAP, s.watchReason())
 		}
 		if step {
-			return s.stopped(cpu.SIGTRAP, "")
+			s.stop = s.stopReplyFor(stepTid, cpu.SIGTRAP, "")
+			s.interruptReq.Store(false)
+			s.send(s.stop)
+			return nil, false, nil
 		}
 		if s.interruptReq.Swap(false) {
 			return s.stopped(2, "") // SIGINT, as gdb expects after 0x03
@@ -154,6 +170,17 @@ func (s *Stub) watchReason() string {
 // observe runs before each instruction while gdb has breakpoints or
 // watchpoints set, or steps.
 func (s *Stub) observe(m *cpu.Machine) error {
+	if s.stepTid != 0 && s.p.ThreadInsns(s.stepTid) != s.stepFrom {
+		// The stepped thread retired its instruction (the scheduler may
+		// have switched away since).
+		tid := s.stepTid
+		if !s.alive(tid) {
+			tid = s.p.CurrentTid()
+		}
+		s.stop = s.stopReplyFor(tid, cpu.SIGTRAP, "")
+		s.stepTid = 0
+		return errStop
+	}
 	if s.armed.on {
 		if m.Insns != s.armed.insns { // the accessing instruction retired
 			s.stop = s.stopReply(cpu.SIGTRAP, s.watchReason())

@@ -6,7 +6,8 @@
 // qSupported, QStartNoAckMode, target descriptions (qXfer:features:read:
 // arm64 core and FP/SIMD registers; s390x core, access, floating-point
 // and vector registers), qXfer:auxv:read, qXfer:exec-file:read,
-// qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc, T, qRcmd (monitor insns), '?', g/G, p/P,
+// qXfer:threads:read, qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc,
+// T, qRcmd (monitor insns), '?', g/G, p/P,
 // m/M/X, Z0/Z1 breakpoints, Z2/Z3/Z4 watchpoints, s/c/S/C, vCont and
 // vCont?, k/vKill, D and the 0x03 interrupt. See docs/gdb.md.
 //
@@ -20,16 +21,25 @@
 // the process dies); continuing without it discards it, so the faulting
 // instruction runs again.
 //
+// Threads: every thread the process has is listed by tid; registers are
+// read and written from the core for the running thread and from the
+// scheduler's saved context for the others. All threads run on a resume
+// (one core, the deterministic scheduler's order); a step of a thread
+// that is switched out runs until it has retired one instruction.
+//
 // Not done yet (later slices of the debugging work): reverse execution,
-// threads beyond the process's one, core dumps, signals other than an
-// instruction's fault stopping the guest, and O packets for output.
+// gdb's gcore, signals other than an instruction's fault stopping the
+// guest, and O packets for output.
 package gdbstub
 
 import (
 	"bufio"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -49,15 +59,21 @@ type Stub struct {
 	events chan event
 	rerr   error // why the reader stopped (valid once events is closed)
 
-	noAck    bool
-	last     []byte // the last packet sent, for a '-'
-	tid      uint64
-	stop     string          // the stop reply for '?'
-	bps      map[uint64]byte // address → 's' (Z0) or 'h' (Z1)
-	watches  []watch
-	armed    watchHit   // a watched access by the instruction now executing
-	fault    *cpu.Fault // a fault reported to gdb, not yet delivered
-	catching bool
+	noAck bool
+	last  []byte // the last packet sent, for a '-'
+	// event is the thread the last stop is about (the stop reply's
+	// thread:, qC); gtid and ctid are the threads Hg and Hc selected (0:
+	// the event thread). stepTid, while a step of a thread that is not
+	// running goes on, is that thread and stepFrom its instruction count
+	// before the step.
+	event, gtid, ctid uint64
+	stepTid, stepFrom uint64
+	stop              string          // the stop reply for '?'
+	bps               map[uint64]byte // address → 's' (Z0) or 'h' (Z1)
+	watches           []watch
+	armed             watchHit   // a watched access by the instruction now executing
+	fault             *cpu.Fault // a fault reported to gdb, not yet delivered
+	catching          bool
 
 	interruptReq atomic.Bool // gdb sent 0x03
 	hostStop     atomic.Bool // the host asked simrun to stop (Interrupt)
@@ -90,7 +106,7 @@ func New(p *linux.Process, conn io.ReadWriteCloser, notes io.Writer) (*Stub, err
 	if notes == nil {
 		notes = io.Discard
 	}
-	s := &Stub{p: p, m: p.Machine, conn: conn, notes: notes, lay: lay, bps: map[uint64]byte{}, tid: p.PID()}
+	s := &Stub{p: p, m: p.Machine, conn: conn, notes: notes, lay: lay, bps: map[uint64]byte{}, event: p.CurrentTid()}
 	s.stop = s.stopReply(cpu.SIGTRAP, "")
 	return s, nil
 }
@@ -108,6 +124,21 @@ func (s *Stub) Interrupt() {
 type catcher struct{ s *Stub }
 
 func (k catcher) Syscall(m *cpu.Machine) { k.s.inner.Syscall(m) }
+
+// Preempt and ThreadList pass the scheduler's hooks through: the machine
+// switches threads at a quantum's end while gdb is attached too.
+func (k catcher) Preempt(m *cpu.Machine) {
+	if pr, ok := k.s.inner.(cpu.Preempter); ok {
+		pr.Preempt(m)
+	}
+}
+
+func (k catcher) ThreadList() string {
+	if tl, ok := k.s.inner.(cpu.ThreadLister); ok {
+		return tl.ThreadList()
+	}
+	return ""
+}
 
 func (k catcher) TakeFault(m *cpu.Machine, f *cpu.Fault) bool {
 	if !k.s.catching {
@@ -212,9 +243,16 @@ func (s *Stub) resend() {
 }
 
 // stopReply is a T packet for Linux signal sig with an optional reason
-// ("swbreak:;", "watch:ADDR;").
+// ("swbreak:;", "watch:ADDR;"), about the running thread; the Hg and Hc
+// selections end with the stop, as gdbserver's do.
 func (s *Stub) stopReply(sig int, reason string) string {
-	return fmt.Sprintf("T%02x%sthread:%x;", gdbSignal(sig), reason, s.tid)
+	return s.stopReplyFor(s.p.CurrentTid(), sig, reason)
+}
+
+// stopReplyFor is stopReply about thread tid.
+func (s *Stub) stopReplyFor(tid uint64, sig int, reason string) string {
+	s.event, s.gtid, s.ctid = tid, 0, 0
+	return fmt.Sprintf("T%02x%sthread:%x;", gdbSignal(sig), reason, tid)
 }
 
 // exitReply is W (exit status) or X (killed by a signal).
@@ -225,7 +263,7 @@ func exitReply(e *cpu.Exit) string {
 	return fmt.Sprintf("W%02x", e.Status&0xff)
 }
 
-const supported = "PacketSize=4000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;swbreak+;hwbreak+;vContSupported+"
+const supported = "PacketSize=4000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;qXfer:threads:read+;swbreak+;hwbreak+;vContSupported+"
 
 // handle answers one packet. done: the stub is finished: exit != nil
 // for the program's end, nil for a detach.
@@ -254,7 +292,7 @@ func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
 	case 'H':
 		s.send(s.setThread(pkt[1:]))
 	case 'T':
-		if t, ok := s.threadID(pkt[1:]); ok && (t == s.tid || t == 0) {
+		if t, ok := s.threadID(pkt[1:]); ok && s.alive(t) {
 			s.send("OK")
 		} else {
 			s.send("E01")
@@ -268,7 +306,7 @@ func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
 				return nil, false, nil
 			}
 		}
-		return s.resume(pkt[0] == 's', 0)
+		return s.resume(s.stepFor(pkt[0] == 's'), 0)
 	case 'C', 'S':
 		sigText, addr, hasAddr := strings.Cut(pkt[1:], ";")
 		g, err := parseHexU64(sigText)
@@ -282,7 +320,7 @@ func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
 				return nil, false, nil
 			}
 		}
-		return s.resume(pkt[0] == 'S', linuxSignal(int(g)))
+		return s.resume(s.stepFor(pkt[0] == 'S'), linuxSignal(int(g)))
 	case 'k':
 		return s.kill()
 	case 'D':
@@ -320,9 +358,13 @@ func (s *Stub) query(pkt string) {
 	case "qAttached":
 		s.send("0") // simrun started the process: gdb kills it on quit
 	case "qC":
-		s.send(fmt.Sprintf("QC%x", s.tid))
+		s.send(fmt.Sprintf("QC%x", s.event))
 	case "qfThreadInfo":
-		s.send(fmt.Sprintf("m%x", s.tid))
+		var ids []string
+		for _, t := range s.p.ThreadIDs() {
+			ids = append(ids, strconv.FormatUint(t, 16))
+		}
+		s.send("m" + strings.Join(ids, ","))
 	case "qsThreadInfo":
 		s.send("l")
 	case "qSymbol":
@@ -385,6 +427,8 @@ func (s *Stub) xfer(args string) []byte {
 		}
 	case "exec-file":
 		data = []byte(s.p.ExePath())
+	case "threads":
+		data = s.threadsXML()
 	default:
 		return nil
 	}
@@ -419,36 +463,98 @@ func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
 	return nil, false, nil
 }
 
-// vCont picks the action for the one thread: the first that names it or
-// no thread.
-func (s *Stub) vCont(actions string) (step bool, sig int, ok bool) {
+// vCont reads the actions of a vCont packet. One core runs the threads
+// in the scheduler's deterministic order, so a resume runs them all:
+// the result is the thread to step (0: none; the first step action's
+// thread, or the event thread for a step without one) and the signal of
+// the action that applies to the event thread, whose fault (if any) gdb
+// saw. Continue actions for some threads only (scheduler locking) still
+// let every thread run.
+func (s *Stub) vCont(actions string) (step uint64, sig int, ok bool) {
+	sigSet := false
 	for _, a := range strings.Split(actions, ";") {
 		act, thread, hasThread := strings.Cut(a, ":")
+		tid := ^uint64(0)
 		if hasThread {
 			t, ok := s.threadID(thread)
 			if !ok {
-				return false, 0, false
+				return 0, 0, false
 			}
-			if t != s.tid && t != ^uint64(0) {
-				continue
-			}
+			tid = t
 		}
 		if act == "" {
-			return false, 0, false
+			return 0, 0, false
 		}
+		var g uint64
 		switch act[0] {
 		case 'c', 's':
-			return act[0] == 's', 0, len(act) == 1
-		case 'C', 'S':
-			g, err := parseHexU64(act[1:])
-			if err != nil || g > 0xff {
-				return false, 0, false
+			if len(act) != 1 {
+				return 0, 0, false
 			}
-			return act[0] == 'S', linuxSignal(int(g)), true
+		case 'C', 'S':
+			var err error
+			g, err = parseHexU64(act[1:])
+			if err != nil || g > 0xff {
+				return 0, 0, false
+			}
+		default:
+			return 0, 0, false
 		}
-		return false, 0, false
+		if act[0] == 's' || act[0] == 'S' {
+			if step == 0 {
+				step = tid
+				if tid == ^uint64(0) || tid == 0 {
+					step = s.event
+				}
+			}
+		}
+		// The first action that applies to the event thread gives its
+		// signal (the protocol: the leftmost action that applies wins).
+		if !sigSet && (tid == ^uint64(0) || tid == 0 || tid == s.event) {
+			sigSet = true
+			if g != 0 {
+				sig = linuxSignal(int(g))
+			}
+		}
 	}
-	return false, 0, false
+	return step, sig, true
+}
+
+// stepFor is the thread s and S step: Hc's, else the event thread's.
+func (s *Stub) stepFor(step bool) uint64 {
+	if !step {
+		return 0
+	}
+	if s.ctid != 0 && s.alive(s.ctid) {
+		return s.ctid
+	}
+	return s.event
+}
+
+// alive reports whether tid names a live thread (0 and -1: any).
+func (s *Stub) alive(tid uint64) bool {
+	if tid == 0 || tid == ^uint64(0) {
+		return true
+	}
+	return slices.Contains(s.p.ThreadIDs(), tid)
+}
+
+// threadsXML is the qXfer:threads:read document: every live thread,
+// named as /proc/PID/task/TID/comm names it (the program's name).
+func (s *Stub) threadsXML() []byte {
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
+	for _, t := range s.p.ThreadIDs() {
+		fmt.Fprintf(&b, "<thread id=\"%x\" core=\"0\" name=\"%s\"/>\n", t, xmlEscape(s.p.Comm()))
+	}
+	b.WriteString("</threads>\n")
+	return []byte(b.String())
+}
+
+func xmlEscape(v string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(v))
+	return b.String()
 }
 
 // threadID parses a thread id: hex, -1 (all: ^0), or pPID.TID.
@@ -472,8 +578,16 @@ func (s *Stub) setThread(args string) string {
 		return "E01"
 	}
 	t, ok := s.threadID(args[1:])
-	if !ok || (t != 0 && t != ^uint64(0) && t != s.tid) {
+	if !ok || !s.alive(t) {
 		return "E01"
+	}
+	if t == ^uint64(0) {
+		t = 0
+	}
+	if args[0] == 'g' {
+		s.gtid = t
+	} else {
+		s.ctid = t
 	}
 	return "OK"
 }
@@ -489,13 +603,32 @@ func (s *Stub) setPC(addr string) string {
 	return ""
 }
 
+// regThread is the thread whose registers g, G, p and P read and
+// write: Hg's, else the event thread's.
+func (s *Stub) regThread() uint64 {
+	if s.gtid != 0 {
+		return s.gtid
+	}
+	return s.event
+}
+
+// state is the registers of regThread: the core's when it runs, else
+// the context the scheduler saved for it.
 func (s *Stub) state() *cpu.State {
 	var st cpu.State
+	if t := s.regThread(); t != s.p.CurrentTid() {
+		if _, ok := s.p.ThreadState(t, &st); ok {
+			return &st
+		}
+	}
 	s.m.Core.State(&st)
 	return &st
 }
 
 func (s *Stub) setState(st *cpu.State) bool {
+	if t := s.regThread(); t != s.p.CurrentTid() {
+		return s.p.SetThreadState(t, st)
+	}
 	sw, ok := s.m.Core.(cpu.StateWriter)
 	if !ok {
 		return false

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/sim/oracle"
+)
+
+var threadLineRE = regexp.MustCompile(`(?m)^[* ] +\d+ +Thread (\d+) "worksplit" `)
+
+// TestGDBThreads: gdb-multiarch on a threaded program under simrun -g:
+// after the four workers met a breakpoint, `info threads` lists the main
+// thread and the four workers by tid, `thread 1` + `bt` is the main
+// thread's join (registers from its saved context) and `thread 2` + `bt`
+// a worker's stack. The first stop's backtrace is the one gdb shows
+// under qemu-user -g (whose thread ids are host tids, and whose threads
+// run in parallel, so only the first stop compares).
+func TestGDBThreads(t *testing.T) {
+	gdb := requireGDB(t)
+	for _, arch := range []string{"aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			prog := "../../programs/threads/bin/" + arch + "-thr-O2/worksplit"
+			r := startGDBRun(t, "--clean-env", prog)
+			got := gdbBatch(t, gdb, prog, r.port, "break work", "continue", "bt",
+				"continue", "continue", "continue", "info threads", "thread 1", "bt", "thread 2", "bt", "kill")
+			r.wait(t)
+			var tids []string
+			for _, m := range threadLineRE.FindAllStringSubmatch(got, -1) {
+				tids = append(tids, m[1])
+			}
+			require.Equal(t, []string{"1000", "1001", "1002", "1003", "1004"}, tids, got)
+			parts := strings.Split(got, "[Switching to thread ")
+			require.Len(t, parts, 3, got)
+			var mainFns, workerFns []string
+			for _, f := range frames(t, frameRE, parts[1]) {
+				mainFns = append(mainFns, f.name)
+			}
+			for _, f := range frames(t, frameRE, parts[2]) {
+				workerFns = append(workerFns, f.name)
+			}
+			require.Contains(t, mainFns, "main", parts[1])
+			require.Equal(t, "work", workerFns[0], parts[2])
+			require.Contains(t, workerFns, "start_thread", parts[2])
+
+			// The first stop against qemu-user -g.
+			qemu := oracle.RequireTool(t, "qemu-"+arch, "qemu-user")
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+			l.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			q := exec.CommandContext(ctx, qemu, "-g", port, prog)
+			q.Env = []string{}
+			require.NoError(t, q.Start())
+			defer q.Wait()
+			defer q.Process.Kill()
+			want := gdbBatch(t, gdb, prog, port, "break work", "continue", "bt", "kill")
+			first := func(s string) []frame {
+				_, after, ok := strings.Cut(s, "hit Breakpoint 1, ")
+				require.True(t, ok, s)
+				after, _, _ = strings.Cut(after, "[Switching to") // the next stop
+				return frames(t, frameRE, after)
+			}
+			require.NotEmpty(t, first(want))
+			require.Equal(t, first(want), first(got), "qemu:\n%s\nsimrun:\n%s", want, got)
+		})
+	}
+}
