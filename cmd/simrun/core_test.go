@@ -211,3 +211,31 @@ func TestCoreFlag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, hello, b)
 }
+
+// TestCoreThreads: a threaded program stopped by --max-insns (SIGXCPU,
+// which dumps core) leaves every thread in the core: gdb lists them all,
+// the dying thread first as Linux orders them, and unwinds each.
+func TestCoreThreads(t *testing.T) {
+	gdb := requireGDB(t)
+	for _, arch := range []string{"aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			prog := "../../programs/threads/bin/" + arch + "-thr-O2/worksplit"
+			core := filepath.Join(t.TempDir(), "core")
+			var stdout, stderr syncBuffer
+			require.Equal(t, 128+24, mainStatus([]string{"run", "--clean-env", "--max-insns", "300000", "--core", core, prog}, strings.NewReader(""), &stdout, &stderr), stderr.String())
+			out := gdbCore(t, gdb, prog, core, "info threads", "thread apply all bt")
+			require.Contains(t, out, "Program terminated with signal SIGXCPU")
+			// "Thread 0x... (LWP N)" once libthread_db knows the
+			// threads, "LWP N" without it.
+			lwp := regexp.MustCompile(`(?m)^[* ] +\d+ +(?:Thread 0x[0-9a-f]+ \()?LWP (\d+)`)
+			var got []string
+			for _, m := range lwp.FindAllStringSubmatch(out, -1) {
+				got = append(got, m[1])
+			}
+			require.Len(t, got, 5, out)
+			require.ElementsMatch(t, []string{"1000", "1001", "1002", "1003", "1004"}, got, out)
+			require.Contains(t, out, "in main () at src/worksplit.c", "the main thread's stack")
+			require.Equal(t, 4, strings.Count(out, "in start_thread ()"), "each worker's stack")
+		})
+	}
+}
