@@ -119,6 +119,11 @@ func (p *Process) WriteCore(w io.Writer, f *cpu.Fault) error {
 		return err
 	}
 	maps := p.coreMaps()
+	if len(maps)+1 >= 0xffff {
+		// Linux then writes PN_XNUM and a section header holding the
+		// count; simrun does not.
+		return fmt.Errorf("core dump: %d mappings are more than a core without extended numbering holds", len(maps))
+	}
 
 	// Notes, in write_note_info's order.
 	var notes []coreNote
@@ -157,7 +162,7 @@ func (p *Process) WriteCore(w io.Writer, f *cpu.Fault) error {
 	h = o.AppendUint32(h, 0)           // e_flags
 	h = o.AppendUint16(h, elfHdrSize)  // e_ehsize
 	h = o.AppendUint16(h, elfPhdrSize) // e_phentsize
-	h = o.AppendUint16(h, uint16(min(phnum, 0xffff)))
+	h = o.AppendUint16(h, uint16(phnum))
 	h = o.AppendUint16(h, 0) // e_shentsize
 	h = o.AppendUint16(h, 0) // e_shnum
 	h = o.AppendUint16(h, 0) // e_shstrndx
