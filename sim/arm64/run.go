@@ -21,7 +21,8 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	log := c.log
 	pc := c.pc
 	var page *codePage
-	base := pc + cpu.PageSize // forces a page lookup (pc - base >= PageSize for this pc)
+	var slots *[cpu.PageSize / 4]inst // page.Slots, as an array: no bounds check
+	base := pc + cpu.PageSize         // forces a page lookup (pc - base >= PageSize for this pc)
 	var n uint64
 	for n < budget {
 		off := pc - base
@@ -32,9 +33,10 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, stop
 			}
 			page, base = p, pc&^cpu.PageMask
+			slots = (*[cpu.PageSize / 4]inst)(p.Slots)
 			off = pc - base
 		}
-		in := &page.Slots[(off>>2)&(cpu.PageSize/4-1)]
+		in := &slots[(off>>2)&(cpu.PageSize/4-1)]
 	dispatch:
 		switch in.op {
 		case opNone:

@@ -24,7 +24,8 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 	log := c.log
 	pc := c.pc
 	var page *codePage
-	base := pc + cpu.PageSize // forces a page lookup (pc - base >= PageSize for this pc)
+	var slots *[cpu.PageSize / 2]inst // page.Slots, as an array: no bounds check
+	base := pc + cpu.PageSize         // forces a page lookup (pc - base >= PageSize for this pc)
 	var n uint64
 	var in *inst
 	var slot uint64
@@ -36,6 +37,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 				return n, stop
 			}
 			page, base = p, pc&^cpu.PageMask
+			slots = (*[cpu.PageSize / 2]inst)(p.Slots)
 			if c.exPending { // the target of an ex that ended the last Run
 				c.exPending = false
 				in = &c.exInst
@@ -45,7 +47,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 		}
 		slot = ((pc - base) >> 1) & (cpu.PageSize/2 - 1)
-		in = &page.Slots[slot]
+		in = &slots[slot]
 	dispatch:
 		switch in.op {
 		case opNone:
