@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/sim/oracle"
+	"simrun/internal/oracle"
 )
 
 // gdbCore runs gdb-multiarch --batch on prog and core with cmds.

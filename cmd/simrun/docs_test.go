@@ -39,8 +39,8 @@ import (
 	"testing"
 	"time"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
-	"simrun/sim/oracle"
 )
 
 // docsMainEnv, when "1" in the environment, makes the test binary act

@@ -19,9 +19,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
-	"simrun/sim/elftest"
-	"simrun/sim/oracle"
 )
 
 // noTemps asserts that no temporary output file is left in the dirs.

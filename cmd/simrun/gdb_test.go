@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/sim/oracle"
+	"simrun/internal/oracle"
 )
 
 // requireGDB is gdb-multiarch's path; without it the test skips, or

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/sim/oracle"
+	"simrun/internal/oracle"
 )
 
 var threadLineRE = regexp.MustCompile(`(?m)^[* ] +\d+ +Thread (\d+) "worksplit" `)

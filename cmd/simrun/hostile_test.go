@@ -26,8 +26,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
 	"simrun/programs"
-	"simrun/sim/elftest"
 )
 
 func TestMain(m *testing.M) {

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/internal/shareddata"
 	"simrun/sim/cpu"
-	"simrun/sim/oracle"
 )
 
 // sharedOracle is the qemu oracle suite found beside the repository in

@@ -20,10 +20,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 	"simrun/sim/profile"
 	"simrun/sim/spe"
 )

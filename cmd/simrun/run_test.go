@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
 	"simrun/programs"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
 )
 

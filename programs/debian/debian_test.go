@@ -15,11 +15,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/programs/debian"
 	_ "simrun/sim/arm64"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 	_ "simrun/sim/s390x"
 )
 

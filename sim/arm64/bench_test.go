@@ -3,7 +3,7 @@ package arm64_test
 import (
 	"testing"
 
-	"simrun/sim/runbench"
+	"simrun/internal/runbench"
 )
 
 // BenchmarkRun runs every bundled arm64 program (family) and reports guest

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/sim/cpu/timingtest"
-	"simrun/sim/elftest"
+	"simrun/internal/elftest"
+	"simrun/internal/timingtest"
 )
 
 // TestHandDerivedCycles times small instruction sequences on every preset

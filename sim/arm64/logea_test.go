@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
+	"simrun/internal/timingtest"
 	"simrun/sim/cpu"
-	"simrun/sim/cpu/timingtest"
-	"simrun/sim/elftest"
 )
 
 // Self-consistency tests of the logged values: the core logs them on a

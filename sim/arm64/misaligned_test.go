@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
 	"simrun/sim/cpu"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
 )
 

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim/difftest"
-	"simrun/sim/oracle"
+	"simrun/internal/difftest"
+	"simrun/internal/oracle"
 )
 
 // TestDecoderAgainstObjdump checks simrun's decoder against binutils on

@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // Words below were assembled with aarch64-linux-gnu-as -march=armv8.3-a.

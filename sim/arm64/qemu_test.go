@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/difftest"
+	"simrun/internal/elftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
 	_ "simrun/sim/arm64"
-	"simrun/sim/difftest"
-	"simrun/sim/elftest"
-	"simrun/sim/oracle"
 )
 
 // lockstepInsns is how far every bundled binary is compared register by

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"simrun/internal/oracle"
+	"simrun/internal/timingtest"
 	"simrun/programs"
-	"simrun/sim/cpu/timingtest"
-	"simrun/sim/oracle"
 )
 
 // zvaRule is the register rule for the one arm64 instruction whose

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim/difftest"
-	"simrun/sim/elftest"
+	"simrun/internal/difftest"
+	"simrun/internal/elftest"
 )
 
 // The random differential test goes beyond what the bundled programs

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
+	"simrun/internal/oracle"
 	"simrun/sim/cpu"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // Branches to tagged addresses (top byte ignored for instruction

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
+	"simrun/internal/timingtest"
 	"simrun/programs"
-	"simrun/sim/cpu/timingtest"
-	"simrun/sim/elftest"
 )
 
 // TestBlockTimingExact: timing straight-line runs from their summaries

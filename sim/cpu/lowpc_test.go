@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
 	_ "simrun/sim/s390x"
 )

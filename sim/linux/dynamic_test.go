@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/difftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
-	"simrun/sim/difftest"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 	_ "simrun/sim/s390x"
 )
 

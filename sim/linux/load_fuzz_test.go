@@ -6,10 +6,10 @@ import (
 	"os"
 	"testing"
 
+	"simrun/internal/elftest"
 	"simrun/programs"
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
 	_ "simrun/sim/s390x"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
 	"simrun/sim/cpu"
-	"simrun/sim/elftest"
 )
 
 // rootProcess returns a process confined to a fresh root holding:

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/difftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
-	"simrun/sim/difftest"
-	"simrun/sim/oracle"
 )
 
 // signalLockstep covers each signal program's whole run: every handler

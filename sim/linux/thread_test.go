@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // notQemu are the thread programs not compared with qemu-user: one

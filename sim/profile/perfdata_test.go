@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 	"simrun/sim/spe"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/oracle"
 	"simrun/sim/spe"
 )
 

@@ -3,7 +3,7 @@ package s390x_test
 import (
 	"testing"
 
-	"simrun/sim/runbench"
+	"simrun/internal/runbench"
 )
 
 // BenchmarkRun runs every bundled s390x program, the freestanding and the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"simrun/sim/cpu/timingtest"
+	"simrun/internal/timingtest"
 )
 
 // TestHandDerivedCycles times small s390x sequences on every preset

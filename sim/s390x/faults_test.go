@@ -15,11 +15,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/difftest"
+	"simrun/internal/elftest"
+	"simrun/internal/oracle"
 	"simrun/sim/cpu"
-	"simrun/sim/difftest"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // mustHex turns hex instruction strings (constants) into code bytes.

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"simrun/internal/elftest"
 	"simrun/sim/cpu"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
 )
 

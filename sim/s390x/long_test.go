@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/difftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/difftest"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // The data image of testdata/long.s: a header, the case tables, a scratch

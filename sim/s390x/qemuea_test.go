@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"simrun/internal/oracle"
+	"simrun/internal/timingtest"
 	"simrun/programs"
-	"simrun/sim/cpu/timingtest"
-	"simrun/sim/oracle"
 )
 
 // storageRule is the register rule for the s390x instructions whose

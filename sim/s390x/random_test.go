@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"simrun/internal/difftest"
 	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/difftest"
 )
 
 // The random differential tests go beyond what the bundled programs

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/difftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/difftest"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // stropData is the data page image of the string-instruction programs:

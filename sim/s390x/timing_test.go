@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/elftest"
+	"simrun/internal/timingtest"
 	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/cpu/timingtest"
-	"simrun/sim/elftest"
 	"simrun/sim/linux"
 )
 

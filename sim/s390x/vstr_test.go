@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/difftest"
+	"simrun/internal/oracle"
 	"simrun/programs"
-	"simrun/sim/difftest"
-	"simrun/sim/oracle"
 )
 
 // vstrCase is one case of testdata/vstr.s: V2, V3 and the vstrc controls

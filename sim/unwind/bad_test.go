@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 	"simrun/sim/unwind"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
-	"simrun/sim/oracle"
 	"simrun/sim/unwind"
 	"simrun/sim/unwind/internal/shared"
 	"simrun/sim/unwind/sframe"

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"simrun/sim/oracle"
+	"simrun/internal/oracle"
 	"simrun/sim/unwind"
 	"simrun/sim/unwind/internal/shared"
 	"simrun/sim/unwind/sframe"

@@ -4,7 +4,7 @@
 // retired instructions. It exists to be counted under callgrind, inside
 // Machine.Run only (docs/speed.md):
 //
-//	go build -o /tmp/runonce ./sim/runbench/runonce
+//	go build -o /tmp/runonce ./internal/runbench/runonce
 //	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind \
 //	    --toggle-collect='simrun/sim/cpu.(*Machine).Run' /tmp/runonce -mode spe \
 //	    programs/bin/aarch64-O2/listchase
@@ -23,9 +23,9 @@ import (
 	"os"
 	"runtime"
 
+	"simrun/internal/runbench"
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
-	"simrun/sim/runbench"
 	_ "simrun/sim/s390x"
 )
 

@@ -12,9 +12,9 @@ import (
 	"os"
 	"strings"
 
+	"simrun/internal/oracle"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
-	"simrun/sim/oracle"
 )
 
 // Options select what is compared.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"simrun/sim/oracle"
+	"simrun/internal/oracle"
 )
 
 // Helpers for random-instruction differential tests: size knobs from the

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/sim/cpu"
-	"simrun/sim/oracle"
 )
 
 func TestCompareAccesses(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 	"simrun/sim/cpu"
-	"simrun/sim/oracle"
 )
 
 // LoggedAccess is one retired operation with a data access (its
