@@ -3,6 +3,8 @@ package cpu
 import (
 	"math/bits"
 	"slices"
+
+	"simrun/sim/spe/codes"
 )
 
 // Block timing. The in-order model is max-plus linear: every issue and
@@ -465,13 +467,13 @@ func (t *Timing) accessRest(infos []OpInfo, vals []uint64, b *timingBlock, k int
 		if infos[memSlot(m)].Class != ClassStore || !p.StoreBuf {
 			lat += uint64(p.L1D.Latency)
 		}
-		t.res[h] = memResult{lat: lat, xlat: uint32(p.TLB.Latency), events: EvTLBAccess | EvL1DAccess, ds: DSL1D}
+		t.res[h] = memResult{lat: lat, xlat: uint32(p.TLB.Latency), events: codes.EvTLBAccess | codes.EvL1DAccess, ds: codes.DSL1D}
 	}
 	hit := true
 	for h, m := range b.mem[k:] {
 		r := &t.res[k+h]
 		t.access(vals[memOp(m)], &infos[memSlot(m)], r)
-		hit = hit && r.events == EvTLBAccess|EvL1DAccess
+		hit = hit && r.events == codes.EvTLBAccess|codes.EvL1DAccess
 	}
 	if !hit {
 		t.nres, t.resNext = len(b.mem), 0

@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"sort"
+
+	"simrun/sim/spe/codes"
 )
 
 // The timing model: an in-order, single-issue pipeline that gives every
@@ -310,28 +312,6 @@ func (t *tlb) access(addr uint64) bool {
 	t.next[s] = (t.next[s] + 1) % t.ways
 	return false
 }
-
-// Data sources in the Neoverse encoding perf decodes.
-const (
-	DSL1D  = 0x0
-	DSL2   = 0x8
-	DSLLC  = 0xb // system cache
-	DSDRAM = 0xe
-)
-
-// SPE event bits the model raises (the Events packet layout).
-const (
-	EvRetired    = 1 << 1
-	EvL1DAccess  = 1 << 2
-	EvL1DRefill  = 1 << 3
-	EvTLBAccess  = 1 << 4
-	EvTLBWalk    = 1 << 5
-	EvMispredict = 1 << 7
-	EvLLCAccess  = 1 << 8
-	EvLLCMiss    = 1 << 9
-	EvL2DAccess  = 1 << 19
-	EvL2DMiss    = 1 << 20
-)
 
 // OpTiming is what the model says about one operation.
 type OpTiming struct {
@@ -727,12 +707,12 @@ func (t *Timing) step(r *Retired, i int, next uint64, pre *memResult) {
 		d.Taken = r.EA != 0
 	}
 	issue, done := t.schedule(in, lat)
-	if d.Events&EvMispredict != 0 {
+	if d.Events&codes.EvMispredict != 0 {
 		t.refillAfter(issue, done)
 	}
 	if i == t.nextWant {
 		d.Dispatch, d.Issue, d.Complete = dispatch, issue, done
-		d.Events |= EvRetired
+		d.Events |= codes.EvRetired
 		w := sort.SearchInts(t.want, i)
 		t.out[w] = d
 		t.nextWant = int(^uint(0) >> 1)
@@ -778,33 +758,33 @@ func (t *Timing) access(ea uint64, in *OpInfo, m *memResult) {
 	p := t.P
 	xlat := uint64(p.TLB.Latency)
 	t.Stats.TLBAccess++
-	m.events = EvTLBAccess | EvL1DAccess
+	m.events = codes.EvTLBAccess | codes.EvL1DAccess
 	if !t.tlb.access(ea) {
 		t.Stats.TLBWalk++
 		xlat += uint64(p.Walk)
-		m.events |= EvTLBWalk
+		m.events |= codes.EvTLBWalk
 	}
 	m.xlat = uint32(xlat)
 	mem := uint64(p.L1D.Latency)
 	t.Stats.L1DAccess++
-	m.ds = DSL1D
+	m.ds = codes.DSL1D
 	if !t.l1.access(ea) {
 		t.Stats.L1DRefill++
 		t.Stats.L2Access++
-		m.events |= EvL1DRefill | EvL2DAccess
+		m.events |= codes.EvL1DRefill | codes.EvL2DAccess
 		mem = uint64(p.L2.Latency)
-		m.ds = DSL2
+		m.ds = codes.DSL2
 		if !t.l2.access(ea) {
 			t.Stats.L2Refill++
 			t.Stats.LLCAccess++
-			m.events |= EvL2DMiss | EvLLCAccess
+			m.events |= codes.EvL2DMiss | codes.EvLLCAccess
 			mem = uint64(p.LLC.Latency)
-			m.ds = DSLLC
+			m.ds = codes.DSLLC
 			if !t.llc.access(ea) {
 				t.Stats.LLCMiss++
-				m.events |= EvLLCMiss
+				m.events |= codes.EvLLCMiss
 				mem = uint64(p.DRAM)
-				m.ds = DSDRAM
+				m.ds = codes.DSDRAM
 			}
 		}
 	}
@@ -819,7 +799,7 @@ func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
 	d.Taken = next != r.PC+uint64(r.Info.Size)
 	d.Next = next
 	if t.predict(r.Info, r.PC, next) {
-		d.Events |= EvMispredict
+		d.Events |= codes.EvMispredict
 	}
 }
 

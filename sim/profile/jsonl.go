@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"io"
+
+	"simrun/sim/spe/codes"
 )
 
 // JSONSchema is the JSON Schema (draft 2020-12) of the JSON Lines output:
@@ -147,7 +149,7 @@ func WriteJSON(w io.Writer, r *Recording) error {
 			}
 		}
 		if s.HasDataSource {
-			j.DataSource = &jsonDS{Value: s.DataSource, Name: DataSourceName(s.DataSource)}
+			j.DataSource = &jsonDS{Value: s.DataSource, Name: codes.DataSourceName(s.DataSource)}
 		}
 		for _, f := range s.Frames {
 			jf := jsonFrame{PC: Hex(f.PC), Func: f.Func, File: f.File, Line: f.Line}

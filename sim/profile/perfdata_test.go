@@ -17,6 +17,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/spe"
+	"simrun/sim/spe/codes"
 )
 
 // sampleRecords encodes records that use every packet and op-type form
@@ -33,9 +34,9 @@ func sampleRecords(f *spe.Features, pc0 uint64) []byte {
 		{Class: cpu.ClassOther, Flags: cpu.OpConditional},
 		{Class: cpu.ClassOther, Flags: cpu.OpFP},
 	}
-	events := []uint64{spe.EvRetired | spe.EvL1DAccess | spe.EvTLBAccess,
-		spe.EvRetired | spe.EvL1DAccess | spe.EvL1DRefill | spe.EvTLBAccess | spe.EvTLBWalk | spe.EvLLCAccess | spe.EvLLCMiss,
-		spe.EvRetired | spe.EvMispredict, spe.EvRetired | spe.EvNotTaken, spe.EvRetired | spe.EvMisaligned | spe.EvRemote | spe.EvException}
+	events := []uint64{codes.EvRetired | codes.EvL1DAccess | codes.EvTLBAccess,
+		codes.EvRetired | codes.EvL1DAccess | codes.EvL1DRefill | codes.EvTLBAccess | codes.EvTLBWalk | codes.EvLLCAccess | codes.EvLLCMiss,
+		codes.EvRetired | codes.EvMispredict, codes.EvRetired | codes.EvNotTaken, codes.EvRetired | codes.EvMisaligned | codes.EvRemote | codes.EvException}
 	var data []byte
 	for i, op := range ops {
 		op.PC = pc0 + uint64(4*i)

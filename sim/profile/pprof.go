@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"simrun/sim/spe/codes"
 )
 
 // The pprof output is a gzipped profile.proto message (the format of
@@ -268,7 +270,7 @@ func pprofMessage(r *Recording, bin *Binary) []byte {
 		label(&e, "op", smp.Op.Kind, 0, "")
 		label(&e, "op_type", smp.Op.Desc, 0, "")
 		if smp.HasDataSource {
-			label(&e, "data_source", DataSourceName(smp.DataSource), 0, "")
+			label(&e, "data_source", codes.DataSourceName(smp.DataSource), 0, "")
 		}
 		for _, ev := range smp.EventNames() {
 			label(&e, "event", ev, 0, "")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"simrun/sim/spe"
+	"simrun/sim/spe/codes"
 )
 
 // Sample is one SPE record decoded and symbolized: the model every sink
@@ -159,7 +160,7 @@ func (s *Sample) EventNames() []string {
 	var names []string
 	for n := uint(0); n < 64; n++ {
 		if s.Events>>n&1 == 1 {
-			name := spe.EventName(n)
+			name := codes.EventName(n)
 			if name == "" {
 				name = fmt.Sprintf("E[%d]", n)
 			}
@@ -167,30 +168,6 @@ func (s *Sample) EventNames() []string {
 		}
 	}
 	return names
-}
-
-// DataSourceName names a data source in the Neoverse encoding that
-// simrun's timing model uses (and perf decodes for Neoverse cores).
-func DataSourceName(ds uint16) string {
-	switch ds {
-	case 0x0:
-		return "L1D"
-	case 0x8:
-		return "L2"
-	case 0x9:
-		return "peer-core"
-	case 0xa:
-		return "local-cluster"
-	case 0xb:
-		return "system-cache"
-	case 0xc:
-		return "peer-cluster"
-	case 0xd:
-		return "remote"
-	case 0xe:
-		return "DRAM"
-	}
-	return fmt.Sprintf("0x%x", ds)
 }
 
 // Leaf is the sampled function's frame.

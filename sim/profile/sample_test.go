@@ -16,6 +16,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/spe"
+	"simrun/sim/spe/codes"
 )
 
 // synthetic encodes records with the SPE encoder and returns the stream.
@@ -31,12 +32,12 @@ func synthetic(t *testing.T, samples ...spe.Sample) []byte {
 
 func TestDecodeFields(t *testing.T) {
 	load := spe.Sample{Op: cpu.Op{PC: 0x400100, Class: cpu.ClassLoad, Access: 8, VA: 0x5500800980}, NS: true,
-		Lat: [3]uint32{40, 3, 7}, XlatOK: true, Events: spe.EvRetired | spe.EvL1DAccess | spe.EvL1DRefill | spe.EvTLBAccess,
+		Lat: [3]uint32{40, 3, 7}, XlatOK: true, Events: codes.EvRetired | codes.EvL1DAccess | codes.EvL1DRefill | codes.EvTLBAccess,
 		DS: 0xe, DSValid: true, PA: 0x80000980, PAValid: true, TS: 1234567890, TSValid: true, Context: 1000, CtxValid: true}
 	branch := spe.Sample{Op: cpu.Op{PC: 0x400200, Class: cpu.ClassBranch, Flags: cpu.OpConditional, Target: 0x400180}, NS: true,
-		Taken: true, Lat: [3]uint32{1, 0, 0}, Events: spe.EvRetired | spe.EvMispredict}
+		Taken: true, Lat: [3]uint32{1, 0, 0}, Events: codes.EvRetired | codes.EvMispredict}
 	store := spe.Sample{Op: cpu.Op{PC: 0x400300, Class: cpu.ClassStore, Access: 4, VA: 0x5500801000}, NS: true,
-		Lat: [3]uint32{2, 0, 1}, XlatOK: true, Events: spe.EvRetired | spe.EvL2DAccess}
+		Lat: [3]uint32{2, 0, 1}, XlatOK: true, Events: codes.EvRetired | codes.EvL2DAccess}
 	got, err := Decode(synthetic(t, load, branch, store), nil, nil)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
@@ -55,7 +56,7 @@ func TestDecodeFields(t *testing.T) {
 	assert.Equal(t, [3]bool{true, true, true}, l.HasLat)
 	assert.Equal(t, []string{"RETIRED", "L1D-ACCESS", "L1D-REFILL", "TLB-ACCESS"}, l.EventNames())
 	assert.True(t, l.HasDataSource)
-	assert.Equal(t, "DRAM", DataSourceName(l.DataSource))
+	assert.Equal(t, "DRAM", codes.DataSourceName(l.DataSource))
 	assert.True(t, l.HasTime)
 	assert.Equal(t, uint64(1234567890), l.Time)
 	assert.True(t, l.HasCtx)
@@ -186,10 +187,10 @@ func syntheticRecording(t *testing.T) *Recording {
 	require.True(t, ok)
 	data := synthetic(t,
 		spe.Sample{Op: cpu.Op{PC: main.Start + 8, Class: cpu.ClassLoad, Access: 8, VA: 0x1000}, NS: true, Lat: [3]uint32{10, 2, 1}, XlatOK: true,
-			Events: spe.EvRetired | spe.EvL1DRefill, DS: 0x8, DSValid: true},
+			Events: codes.EvRetired | codes.EvL1DRefill, DS: 0x8, DSValid: true},
 		spe.Sample{Op: cpu.Op{PC: main.Start + 8, Class: cpu.ClassLoad, Access: 8, VA: 0x2000}, Lat: [3]uint32{30, 4, 3}, XlatOK: true,
-			Events: spe.EvRetired, DS: 0x0, DSValid: true},
-		spe.Sample{Op: cpu.Op{PC: rng.Start + 4, Class: cpu.ClassOther}, Lat: [3]uint32{5, 1, 0}, Events: spe.EvRetired},
+			Events: codes.EvRetired, DS: 0x0, DSValid: true},
+		spe.Sample{Op: cpu.Op{PC: rng.Start + 4, Class: cpu.ClassOther}, Lat: [3]uint32{5, 1, 0}, Events: codes.EvRetired},
 	)
 	samples, err := Decode(data, bin, [][]uint64{nil, nil, {rng.Start + 4, main.Start + 0x20}})
 	require.NoError(t, err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"simrun/sim/spe/codes"
 )
 
 // WriteScript writes one block of text per sample, in the spirit of perf
@@ -67,7 +69,7 @@ func WriteScript(w io.Writer, r *Recording) error {
 			field("latency", "%s", strings.Join(lat, " "))
 		}
 		if s.HasDataSource {
-			field("data-source", "%s (0x%x)", DataSourceName(s.DataSource), s.DataSource)
+			field("data-source", "%s (0x%x)", codes.DataSourceName(s.DataSource), s.DataSource)
 		}
 		if s.HasEvents {
 			ev := strings.Join(s.EventNames(), " ")

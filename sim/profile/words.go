@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"simrun/sim/spe"
+	"simrun/sim/spe/codes"
 )
 
 // SPERegisters are the sampling-control registers a report shows, in the
@@ -106,7 +107,7 @@ func DescribeSPE(f *spe.Features, regs map[spe.Reg]uint64) []string {
 		var ds []string
 		for i := uint(0); i < 64; i++ {
 			if regs[spe.PMSDSFR]>>i&1 == 1 {
-				ds = append(ds, DataSourceName(uint16(i)))
+				ds = append(ds, codes.DataSourceName(uint16(i)))
 			}
 		}
 		if len(ds) == 64 {
@@ -136,7 +137,7 @@ func eventList(v uint64) string {
 	var names []string
 	for n := uint(0); n < 64; n++ {
 		if v>>n&1 == 1 {
-			name := spe.EventName(n)
+			name := codes.EventName(n)
 			if name == "" {
 				name = fmt.Sprintf("E[%d]", n)
 			}

@@ -18,6 +18,7 @@ import (
 	"simrun/sim/profile"
 	_ "simrun/sim/s390x"
 	"simrun/sim/spe"
+	"simrun/sim/spe/codes"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -35,7 +36,7 @@ func synthetic(t *testing.T, bin *profile.Binary, arch string) *profile.Recordin
 	main, rng, start := fn(t, bin, "main"), fn(t, bin, "rng_below"), fn(t, bin, "_start")
 	mk := func(pc uint64, chain []uint64, class uint8, sub uint8, kind string, lat [3]uint16, ev uint64, ds int, ns uint64) profile.Sample {
 		s := profile.Sample{PC: pc, Op: profile.Op{Class: class, Sub: sub, Kind: kind}, Lat: lat, HasLat: [3]bool{true, true, true},
-			Events: ev | spe.EvRetired, HasEvents: true, Time: ns, HasTime: true}
+			Events: ev | codes.EvRetired, HasEvents: true, Time: ns, HasTime: true}
 		pk := spe.Packet{Kind: spe.PktOpType, Index: class, Payload: uint64(sub)}
 		s.Op.Desc = pk.Desc()
 		if ds >= 0 {
@@ -51,13 +52,13 @@ func synthetic(t *testing.T, bin *profile.Binary, arch string) *profile.Recordin
 	inRng := []uint64{main.Start + 0x20, start.Start + 8}
 	var samples []profile.Sample
 	for i := 0; i < 6; i++ {
-		samples = append(samples, mk(main.Start+0x40, inMain, spe.ClassLdSt, 0, "load", [3]uint16{uint16(4 + 60*(i%2)), 1, 0}, spe.EvL1DAccess|spe.EvTLBAccess|uint64(spe.EvL1DRefill*(i%2)), map[bool]int{true: 0, false: 0xe}[i%2 == 0], uint64(100*i)))
+		samples = append(samples, mk(main.Start+0x40, inMain, spe.ClassLdSt, 0, "load", [3]uint16{uint16(4 + 60*(i%2)), 1, 0}, codes.EvL1DAccess|codes.EvTLBAccess|uint64(codes.EvL1DRefill*(i%2)), map[bool]int{true: 0, false: 0xe}[i%2 == 0], uint64(100*i)))
 	}
 	samples = append(samples,
-		mk(main.Start+0x44, inMain, spe.ClassBranch, 1, "branch", [3]uint16{2, 1, 0}, spe.EvMispredict, -1, 700),
+		mk(main.Start+0x44, inMain, spe.ClassBranch, 1, "branch", [3]uint16{2, 1, 0}, codes.EvMispredict, -1, 700),
 		mk(main.Start+0x100, inMain, spe.ClassOther, 0, "other", [3]uint16{1, 0, 0}, 0, -1, 800),
-		mk(rng.Start+4, inRng, spe.ClassOther, 1, "other", [3]uint16{300, 250, 0}, spe.EvNotTaken, -1, 900),
-		mk(rng.Start+8, inRng, spe.ClassLdSt, 1, "store", [3]uint16{3, 1, 2}, spe.EvL1DAccess|spe.EvTLBAccess|spe.EvTLBWalk, -1, 1000),
+		mk(rng.Start+4, inRng, spe.ClassOther, 1, "other", [3]uint16{300, 250, 0}, codes.EvNotTaken, -1, 900),
+		mk(rng.Start+8, inRng, spe.ClassLdSt, 1, "store", [3]uint16{3, 1, 2}, codes.EvL1DAccess|codes.EvTLBAccess|codes.EvTLBWalk, -1, 1000),
 	)
 	// A call of rng_below and a conditional branch inside main, to show
 	// their targets by name.
@@ -65,7 +66,7 @@ func synthetic(t *testing.T, bin *profile.Binary, arch string) *profile.Recordin
 	cond := findInsn(t, bin, main, `^(b\.[a-z]+|j[a-z]+|brct?g?|brc) .*main\+0x`)
 	samples = append(samples,
 		mk(call, inMain, spe.ClassBranch, 0, "branch", [3]uint16{1, 1, 0}, 0, -1, 1100),
-		mk(cond, inMain, spe.ClassBranch, 1, "branch", [3]uint16{1, 1, 0}, spe.EvNotTaken, -1, 1200))
+		mk(cond, inMain, spe.ClassBranch, 1, "branch", [3]uint16{1, 1, 0}, codes.EvNotTaken, -1, 1200))
 	for i := range samples {
 		samples[i].Index = i
 	}
@@ -194,12 +195,12 @@ func glossaryCovers(t *testing.T, got string, full bool) {
 	}
 	var names []string
 	for n := uint(0); n < 64; n++ {
-		if e := spe.EventName(n); e != "" {
+		if e := codes.EventName(n); e != "" {
 			names = append(names, e)
 		}
 	}
 	for _, ds := range []uint16{0, 8, 9, 0xa, 0xb, 0xc, 0xd, 0xe} {
-		names = append(names, profile.DataSourceName(ds))
+		names = append(names, codes.DataSourceName(ds))
 	}
 	pattern := `\b(SAMPLE_[A-Z_]+|PM[SB][A-Z]+_EL1|` + strings.Join(quoteAll(names), "|") + `)\b`
 	used := map[string]bool{}

@@ -17,7 +17,7 @@ import (
 	"sync"
 
 	"simrun/sim/profile"
-	"simrun/sim/spe"
+	"simrun/sim/spe/codes"
 )
 
 // Options choose what the report shows.
@@ -220,7 +220,7 @@ func Funcs(samples []profile.Sample) []FuncStats {
 			f.Other++
 		}
 		if s.HasDataSource {
-			f.DS[profile.DataSourceName(s.DataSource)]++
+			f.DS[codes.DataSourceName(s.DataSource)]++
 		}
 		for _, e := range s.EventNames() {
 			if e != "RETIRED" {
@@ -228,10 +228,10 @@ func Funcs(samples []profile.Sample) []FuncStats {
 			}
 		}
 		ev := s.Events
-		f.L1DRefill += b2i(ev&spe.EvL1DRefill != 0)
-		f.TLBWalk += b2i(ev&spe.EvTLBWalk != 0)
-		f.LLCMiss += b2i(ev&spe.EvLLCMiss != 0)
-		f.Mispredict += b2i(ev&spe.EvMispredict != 0)
+		f.L1DRefill += b2i(ev&codes.EvL1DRefill != 0)
+		f.TLBWalk += b2i(ev&codes.EvTLBWalk != 0)
+		f.LLCMiss += b2i(ev&codes.EvLLCMiss != 0)
+		f.Mispredict += b2i(ev&codes.EvMispredict != 0)
 	}
 	out := make([]FuncStats, 0, len(by))
 	for _, f := range by {
@@ -310,7 +310,7 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 		sm := &rec.Samples[i]
 		kinds[sm.Op.Desc]++
 		if sm.HasDataSource {
-			ds[profile.DataSourceName(sm.DataSource)]++
+			ds[codes.DataSourceName(sm.DataSource)]++
 		}
 		for _, n := range sm.EventNames() {
 			ev[n]++

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"simrun/sim/cpu"
+	"simrun/sim/spe/codes"
 )
 
 // FuzzSPEPacketDecode: any byte stream decodes packet by packet, dumps and
@@ -101,7 +102,7 @@ func sampleStream(f *Features) []byte {
 	} {
 		op.PC = 0x400000 + uint64(4*i)
 		data = Encode(data, f, &Sample{Op: op, NS: true, Taken: true, Lat: [3]uint32{20, 3, 1}, XlatOK: op.Access != 0,
-			Events: EvRetired | EvL1DAccess, DSValid: op.Class == cpu.ClassLoad, TS: uint64(i), TSValid: i%2 == 0,
+			Events: codes.EvRetired | codes.EvL1DAccess, DSValid: op.Class == cpu.ClassLoad, TS: uint64(i), TSValid: i%2 == 0,
 			Context: 7, CtxValid: true, PBT: 0x400200, PBTValid: f.PBT})
 	}
 	return data

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"simrun/sim/spe/codes"
 )
 
 // PacketKind is the kind of a decoded SPE packet.
@@ -143,15 +145,15 @@ func (p *Packet) Desc() string {
 	case PktEvents:
 		var sb strings.Builder
 		sb.WriteString("EV")
-		for _, e := range eventBits {
-			if e.bit > 18 || (e.bit >= 12 && e.bit <= 16) {
+		for _, e := range codes.Events {
+			if e.Bit > 18 || (e.Bit >= 12 && e.Bit <= 16) {
 				continue // perf 6.1 names bits 0-11, 17 and 18
 			}
-			if e.bit >= 8 && p.Index == 0 {
+			if e.Bit >= 8 && p.Index == 0 {
 				continue // a 1-byte payload holds bits 7:0 only
 			}
-			if v>>e.bit&1 == 1 {
-				sb.WriteString(" " + e.perf)
+			if v>>e.Bit&1 == 1 {
+				sb.WriteString(" " + e.Perf)
 			}
 		}
 		return sb.String()

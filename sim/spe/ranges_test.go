@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/sim/cpu"
+	"simrun/sim/spe/codes"
 )
 
 // driveUnit runs n selections through a unit programmed by its driver:
@@ -22,7 +23,7 @@ func driveUnit(u *Unit, n int) {
 		c := uint64(i) * 100
 		if u.Start(c) {
 			u.Complete(&Sample{Op: cpu.Op{PC: 0x400000 + uint64(4*i), Class: cpu.ClassLoad, Access: 8, VA: 0x410000},
-				Lat: [3]uint32{20, 2, 1}, XlatOK: true, Events: EvRetired | EvL1DAccess}, c+30, c)
+				Lat: [3]uint32{20, 2, 1}, XlatOK: true, Events: codes.EvRetired | codes.EvL1DAccess}, c+30, c)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"simrun/sim/spe/codes"
 )
 
 // Reg names an SPE system register.
@@ -71,10 +73,10 @@ func withCount12(f *Features) bool       { return !f.Count16 }
 // eventFields are the PMSEVFR/PMSNEVFR bits (bit n filters event E[n]).
 func eventFields() []Field {
 	var fs []Field
-	for _, e := range eventBits {
+	for _, e := range codes.Events {
 		e := e
-		fs = append(fs, Field{Name: "E[" + fmt.Sprint(e.bit) + "]", Hi: e.bit, Lo: e.bit, Doc: e.desc,
-			Present: func(f *Features) bool { return filterableEvents(f)>>e.bit&1 == 1 }})
+		fs = append(fs, Field{Name: "E[" + fmt.Sprint(e.Bit) + "]", Hi: e.Bit, Lo: e.Bit, Doc: e.Desc,
+			Present: func(f *Features) bool { return filterableEvents(f)>>e.Bit&1 == 1 }})
 	}
 	return fs
 }

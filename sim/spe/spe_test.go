@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/sim/cpu"
+	"simrun/sim/spe/codes"
 )
 
 func features(name string) *Features {
@@ -73,19 +74,19 @@ func TestFilters(t *testing.T) {
 		Bm, LDm, STm, FPm    = 1 << 48, 1 << 49, 1 << 50, 1 << 51
 		SIMDm                = 1 << 52
 	)
-	load := FilterInput{Flags: FlagLD, Events: EvRetired | EvL1DAccess, IsLoad: true, TotalLat: 10}
+	load := FilterInput{Flags: FlagLD, Events: codes.EvRetired | codes.EvL1DAccess, IsLoad: true, TotalLat: 10}
 	cases := []filterCase{
 		{"no filter keeps", "neoverse-n1", nil, load, true},
 		// event filter: every required event present
-		{"event present", "neoverse-n1", map[Reg]uint64{PMSFCR: FE, PMSEVFR: EvL1DAccess}, load, true},
-		{"event missing", "neoverse-n1", map[Reg]uint64{PMSFCR: FE, PMSEVFR: EvL1DRefill}, load, false},
-		{"event filter bits beyond the mask are ignored", "neoverse-n1", map[Reg]uint64{PMSFCR: FE, PMSEVFR: EvL1DAccess | 1<<40}, load, true},
+		{"event present", "neoverse-n1", map[Reg]uint64{PMSFCR: FE, PMSEVFR: codes.EvL1DAccess}, load, true},
+		{"event missing", "neoverse-n1", map[Reg]uint64{PMSFCR: FE, PMSEVFR: codes.EvL1DRefill}, load, false},
+		{"event filter bits beyond the mask are ignored", "neoverse-n1", map[Reg]uint64{PMSFCR: FE, PMSEVFR: codes.EvL1DAccess | 1<<40}, load, true},
 		{"FE with no filterable bit: CU, filter off", "neoverse-n1", map[Reg]uint64{PMSFCR: FE, PMSEVFR: 0}, load, true},
 		// inverted event filter
-		{"inverted: excluded event present", "neoverse-v2", map[Reg]uint64{PMSFCR: FnE, PMSNEVFR: EvL1DAccess}, load, false},
-		{"inverted: excluded event absent", "neoverse-v2", map[Reg]uint64{PMSFCR: FnE, PMSNEVFR: EvL1DRefill}, load, true},
-		{"same bit in both filters: CU, reject", "neoverse-v2", map[Reg]uint64{PMSFCR: FE | FnE, PMSEVFR: EvL1DAccess, PMSNEVFR: EvL1DAccess}, load, false},
-		{"FnE absent on v1p0: PMSNEVFR ignored", "neoverse-n1", map[Reg]uint64{PMSFCR: FnE, PMSNEVFR: EvL1DAccess}, load, true},
+		{"inverted: excluded event present", "neoverse-v2", map[Reg]uint64{PMSFCR: FnE, PMSNEVFR: codes.EvL1DAccess}, load, false},
+		{"inverted: excluded event absent", "neoverse-v2", map[Reg]uint64{PMSFCR: FnE, PMSNEVFR: codes.EvL1DRefill}, load, true},
+		{"same bit in both filters: CU, reject", "neoverse-v2", map[Reg]uint64{PMSFCR: FE | FnE, PMSEVFR: codes.EvL1DAccess, PMSNEVFR: codes.EvL1DAccess}, load, false},
+		{"FnE absent on v1p0: PMSNEVFR ignored", "neoverse-n1", map[Reg]uint64{PMSFCR: FnE, PMSNEVFR: codes.EvL1DAccess}, load, true},
 		// type filter (OR of B/LD/ST without EFT)
 		{"type LD keeps a load", "neoverse-n1", map[Reg]uint64{PMSFCR: FT | LD}, load, true},
 		{"type B|ST drops a load", "neoverse-n1", map[Reg]uint64{PMSFCR: FT | B | ST}, load, false},
@@ -202,7 +203,7 @@ func TestCollision(t *testing.T) {
 func TestEncodeDecode(t *testing.T) {
 	f := features("neoverse-n1")
 	s := &Sample{Op: cpu.Op{PC: 0x400158, Class: cpu.ClassLoad, Access: 8, VA: 0x421fe8}, NS: true,
-		Lat: [3]uint32{9, 2, 1}, XlatOK: true, Events: EvRetired | EvL1DAccess | EvTLBAccess,
+		Lat: [3]uint32{9, 2, 1}, XlatOK: true, Events: codes.EvRetired | codes.EvL1DAccess | codes.EvTLBAccess,
 		DS: 0, DSValid: true, TS: 1101000, TSValid: true, Context: 0x1092, CtxValid: true}
 	rec := Encode(nil, f, s)
 	var dump bytes.Buffer
@@ -228,7 +229,7 @@ func TestEncodeDecode(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uint64(0x8000000000400158), pc)
 	ev, _ := recs[0].Get(PktEvents, 0)
-	assert.Equal(t, uint64(EvRetired|EvL1DAccess|EvTLBAccess), ev)
+	assert.Equal(t, uint64(codes.EvRetired|codes.EvL1DAccess|codes.EvTLBAccess), ev)
 	assert.Contains(t, dump.String(), "LD GP-REG")
 	assert.Contains(t, dump.String(), "PC 0x400158 el0 ns=1")
 	assert.Contains(t, dump.String(), "TS 1101000")

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"simrun/sim/cpu"
+	"simrun/sim/spe/codes"
 )
 
 // PMBSR fields.
@@ -124,7 +125,7 @@ func (u *Unit) Complete(s *Sample, done, ts uint64) {
 		s.PBT, s.PBTValid = u.pbt, true
 	}
 	if s.Op.Flags&cpu.OpConditional != 0 && !s.Taken {
-		s.Events |= EvNotTaken
+		s.Events |= codes.EvNotTaken
 	}
 	if scr&pmscrTS != 0 {
 		s.TS, s.TSValid = ts, true
