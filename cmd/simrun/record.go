@@ -143,6 +143,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var formats multiFlag
 	fs.Var(&formats, "format", "what to write: `LIST` of perf, pprof, folded, script, json, each NAME or NAME=FILE (default perf; repeatable)")
 	weight := fs.String("weight", "samples", "what folded stacks count: `W` = samples, or the sum of the total, issue or xlat latency (cycles)")
+	foldedThreads := fs.String("folded-threads", "auto", "root each folded stack at its thread, COMM-TID: `WHEN` = auto (when the program ran more than one thread), on or off")
 	quiet := fs.Bool("quiet", false, "print nothing but errors and the program's own output (no progress, no summary line)")
 	auxOut := fs.String("aux", "", "also write the raw SPE byte stream (the AUX area contents) to `FILE`")
 	model := fs.String("cpu", "neoverse-n1", "core and SPE model: neoverse-n1, neoverse-v2, spe-max")
@@ -181,6 +182,12 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	w, err := profile.ParseWeight(*weight)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun record: --weight: %v\n", err)
+		return errUsage
+	}
+	switch *foldedThreads {
+	case "auto", "on", "off":
+	default:
+		fmt.Fprintf(stderr, "simrun record: --folded-threads %q: want auto, on or off\n", *foldedThreads)
 		return errUsage
 	}
 	policy, err := unwind.ParsePolicy(*policyText)
@@ -263,7 +270,11 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		case "pprof":
 			err = profile.WritePprof(f, rec, bin)
 		case "folded":
-			err = profile.WriteFolded(f, rec.Samples, w)
+			comm := ""
+			if *foldedThreads == "on" || *foldedThreads == "auto" && profile.Threaded(rec.Samples) {
+				comm = rec.Summary.Comm
+			}
+			err = profile.WriteFoldedThreads(f, rec.Samples, w, comm)
 		case "script":
 			err = profile.WriteScript(f, rec)
 		case "json":
