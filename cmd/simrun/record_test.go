@@ -1098,6 +1098,24 @@ func TestRecordThreads(t *testing.T) {
 				}
 			}
 
+			// The stack tracer walks the sampled thread's registers:
+			// the same worker stacks as the truth.
+			workers := func(folded string) []string {
+				var out []string
+				for _, l := range strings.Split(folded, "\n") {
+					if strings.HasPrefix(l, "worksplit-100") && !strings.HasPrefix(l, "worksplit-1000;") {
+						out = append(out, l)
+					}
+				}
+				return out
+			}
+			sfData := filepath.Join(dir, "sframe.data")
+			st, _, stderr = run(t, "record", "-o", sfData, "--callchain", "sframe", "--format", "folded", b.Path)
+			require.Equal(t, 0, st, stderr)
+			sfFolded, err := os.ReadFile(filepath.Join(dir, "sframe.folded"))
+			require.NoError(t, err)
+			assert.Equal(t, workers(string(folded)), workers(string(sfFolded)))
+
 			dump, err := exec.Command(perf, "report", "-D", "-i", data).Output()
 			require.NoError(t, err)
 			var side []string
