@@ -58,6 +58,7 @@ const (
 // Divergence is one check that diverged, in detail.
 type Divergence struct {
 	Insn     uint64 // instructions retired before it
+	Tid      uint64 // the thread it happened in
 	PC       uint64
 	Frame    int    // the first frame that differs (or is missing or extra)
 	What     string // "wrong frame 2", "claims the outermost frame at frame 3", ...
@@ -370,7 +371,7 @@ func (c *Checker) check(pc uint64) {
 			r.Diverge++
 			c.place(r, k)
 			if len(r.Examples) < c.keep {
-				d := Divergence{Insn: m.Insns, PC: pc, Frame: k, What: what, Expected: append([]uint64(nil), c.truth...)}
+				d := Divergence{Insn: m.Insns, Tid: c.threads.Tid, PC: pc, Frame: k, What: what, Expected: append([]uint64(nil), c.truth...)}
 				t.WalkDetail(m.Mem, pc, c.regs, &d.Walk)
 				r.Examples = append(r.Examples, d)
 			}
@@ -611,7 +612,11 @@ func writeTally(b *strings.Builder, what string, t *Tally) {
 }
 
 func (r *Report) writeDivergence(b *strings.Builder, n int, m *MethodReport, d *Divergence) {
-	fmt.Fprintf(b, "  divergence %d: pc %#x %s (instruction %d): %s\n", n, d.PC, r.name(d.PC), d.Insn, d.What)
+	where := fmt.Sprintf("instruction %d", d.Insn)
+	if len(r.Threads) > 1 {
+		where += fmt.Sprintf(", thread %d", d.Tid)
+	}
+	fmt.Fprintf(b, "  divergence %d: pc %#x %s (%s): %s\n", n, d.PC, r.name(d.PC), where, d.What)
 	fmt.Fprintf(b, "    %-5s %-36s %-36s %s\n", "frame", "expected (truth)", "found ("+m.Method.String()+")", "row used to step to the next frame")
 	rows := max(len(d.Expected), len(d.Walk.PCs))
 	if limit := max(len(d.Expected), d.Frame+1) + 2; rows > limit {
