@@ -143,6 +143,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var formats multiFlag
 	fs.Var(&formats, "format", "what to write: `LIST` of perf, pprof, folded, script, json, each NAME or NAME=FILE (default perf; repeatable)")
 	weight := fs.String("weight", "samples", "what folded stacks count: `W` = samples, or the sum of the total, issue or xlat latency (cycles)")
+	foldedThreads := fs.String("folded-threads", "auto", "root each folded stack at its thread, COMM-TID: `WHEN` = auto (when the program ran more than one thread), on or off")
 	quiet := fs.Bool("quiet", false, "print nothing but errors and the program's own output (no progress, no summary line)")
 	auxOut := fs.String("aux", "", "also write the raw SPE byte stream (the AUX area contents) to `FILE`")
 	model := fs.String("cpu", "neoverse-n1", "core and SPE model: neoverse-n1, neoverse-v2, spe-max")
@@ -181,6 +182,12 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	w, err := profile.ParseWeight(*weight)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun record: --weight: %v\n", err)
+		return errUsage
+	}
+	switch *foldedThreads {
+	case "auto", "on", "off":
+	default:
+		fmt.Fprintf(stderr, "simrun record: --folded-threads %q: want auto, on or off\n", *foldedThreads)
 		return errUsage
 	}
 	policy, err := unwind.ParsePolicy(*policyText)
@@ -263,7 +270,11 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		case "pprof":
 			err = profile.WritePprof(f, rec, bin)
 		case "folded":
-			err = profile.WriteFolded(f, rec.Samples, w)
+			comm := ""
+			if *foldedThreads == "on" || *foldedThreads == "auto" && profile.Threaded(rec.Samples) {
+				comm = rec.Summary.Comm
+			}
+			err = profile.WriteFoldedThreads(f, rec.Samples, w, comm)
 		case "script":
 			err = profile.WriteScript(f, rec)
 		case "json":
@@ -369,6 +380,51 @@ type recording struct {
 	// interrupted is the signal that stopped the program (0: it ran to
 	// its end).
 	interrupted syscall.Signal
+	// threads are the threads clone made (none: single-threaded).
+	threads []profile.Thread
+}
+
+// threadLog follows the guest's threads for the recording: the SPE unit's
+// CONTEXTIDR_EL1 is the running thread's id, as Linux with
+// CONFIG_PID_IN_CONTEXTIDR writes it at each context switch (so each
+// record's CONTEXT packet names its thread, and perf's SPE decoder
+// attributes the sample to it); each thread's creation and exit times go
+// into perf.data as the FORK and EXIT records Linux writes for the
+// threads of a task perf follows.
+type threadLog struct {
+	m       *cpu.Machine
+	threads []profile.Thread
+}
+
+func logThreads(p *linux.Process, u *spe.Unit) *threadLog {
+	l := &threadLog{m: p.Machine}
+	p.AddThreadHook(func(e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ThreadSwitched:
+			// The driver's switch: records already written keep the
+			// tid they were sampled in; a sample in flight belongs to
+			// the operation that retired before the switch.
+			u.ContextID = uint32(e.Tid)
+		case linux.ThreadCreated:
+			l.threads = append(l.threads, profile.Thread{Tid: uint32(e.Tid), Parent: uint32(e.Prev), Start: l.now()})
+		case linux.ThreadGone:
+			for i := range l.threads {
+				if l.threads[i].Tid == uint32(e.Tid) {
+					l.threads[i].End = l.now()
+				}
+			}
+		}
+	})
+	return l
+}
+
+func (l *threadLog) now() uint64 { return l.m.Timing.Nanos(l.m.Timing.Cycle()) }
+
+func (l *threadLog) list() []profile.Thread {
+	if l == nil {
+		return nil
+	}
+	return l.threads
 }
 
 // run loads and runs the program with the timing model and the SPE unit
@@ -400,7 +456,11 @@ func (j *recordJob) run() (*recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	u.ContextID = 1000 // the guest's pid
+	u.ContextID = 1000 // the guest's pid, the main thread's tid
+	var threads *threadLog
+	if p := linux.Of(m); p != nil {
+		threads = logThreads(p, u)
+	}
 	d, err := spe.NewDriver(u, cfg, j.AuxPages, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
 	if err != nil {
 		return nil, err
@@ -445,7 +505,8 @@ func (j *recordJob) run() (*recording, error) {
 	}
 	rec.Finish()
 	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
-		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack}
+		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack,
+		threads: threads.list()}
 	if stopped {
 		// As a program perf record runs dies of the terminal's SIGINT.
 		r.interrupted = interrupts.signal()
@@ -467,12 +528,29 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		if err != nil {
 			return err
 		}
-		sh := &shadowConsumer{sh: unwind.NewShadow(a.SP)}
-		// One frame past the cap, so the recorder sees which stacks it
-		// cuts (and says so).
-		sh.sh.ChainDepth = max(j.MaxStack, spe.DefaultMaxStack) + 1
-		m.Consumers = append(m.Consumers, sh)
-		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return sh.sh.Callchain(m.Core.PC(), buf) }
+		mk := func() *unwind.Shadow {
+			s := unwind.NewShadow(a.SP)
+			// One frame past the cap, so the recorder sees which stacks
+			// it cuts (and says so).
+			s.ChainDepth = max(j.MaxStack, spe.DefaultMaxStack) + 1
+			return s
+		}
+		// One shadow stack per thread, a signal frame per handler.
+		th := unwind.NewThreads(unwind.MainTid, mk(), mk)
+		if p := linux.Of(m); p != nil {
+			p.AddThreadHook(func(e linux.ThreadEvent) {
+				switch e.Kind {
+				case linux.ThreadSwitched:
+					th.Switch(e.Tid, e.PC)
+				case linux.SignalEntered:
+					th.Signal(m.Core, e.PC, e.SP, a.RA)
+				case linux.SignalReturned:
+					th.SigReturn()
+				}
+			})
+		}
+		m.Consumers = append(m.Consumers, &shadowConsumer{th})
+		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return th.Cur.Callchain(m.Core.PC(), buf) }
 		return nil
 	}
 	method, err := unwind.ParseMethod(j.Callchain)
@@ -515,8 +593,10 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 	return nil
 }
 
-// shadowConsumer keeps the true call stack from every retired operation.
-type shadowConsumer struct{ sh *unwind.Shadow }
+// shadowConsumer keeps the true call stack of the running thread from
+// every retired operation (a batch is one thread's: the kernel switches
+// threads between batches).
+type shadowConsumer struct{ th *unwind.Threads }
 
 func (s *shadowConsumer) Want(*cpu.Batch) []int { return nil }
 
@@ -527,7 +607,7 @@ func (s *shadowConsumer) Retired(m *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.
 		if i+1 < len(ops) {
 			next = ops[i+1].PC
 		}
-		s.sh.StepRetired(&ops[i], next)
+		s.th.Cur.StepRetired(&ops[i], next)
 	}
 }
 
@@ -684,6 +764,16 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 			pd.Maps = append(pd.Maps, profile.Map{Start: c.Start, Len: c.Len, Pgoff: c.Pgoff, Prot: c.Prot, Filename: c.Path})
 		}
 	}
+	for _, t := range r.threads {
+		if !c.TSEnable {
+			// Without timestamps every SPE record decodes at time 0:
+			// perf must know the thread before then, or it makes a
+			// comm-less one from the CONTEXT packet (as perf's
+			// arm-spe decoder does for a tid it has not seen).
+			t.Start = 0
+		}
+		pd.Threads = append(pd.Threads, t)
+	}
 	for _, e := range d.Events {
 		pd.Chunks = append(pd.Chunks, profile.AuxChunk{Offset: e.Offset, Data: e.Data, Flags: e.Flags, Time: e.Cycle})
 	}
@@ -691,7 +781,7 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 		// The stacks go beside the AUX data as samples of the dummy event,
 		// so perf script shows them.
 		for _, s := range rec.Samples {
-			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain})
+			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context})
 		}
 		pd.MaxStack = uint16(min(r.maxStack, 0xffff))
 	}

@@ -1031,3 +1031,100 @@ func TestSPEDumpNotSPE(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, text+": neither a perf.data file (no PERFILE2 magic) nor an SPE byte stream")
 }
+
+// TestRecordThreads records the four-worker worksplit program (static,
+// both architectures; and arm64 dynamic) and reads the recording with
+// stock perf: every worker's samples carry its tid (the CONTEXT packet,
+// as Linux writes CONTEXTIDR_EL1 at each context switch) and the
+// process's comm and pid (perf learns each thread from its FORK record);
+// the truth callchain of a worker's sample is that worker's stack
+// (thread_start, start_thread, work: nothing of main's); simrun's folded
+// stacks are rooted at COMM-TID and pprof labels each sample's tid. The
+// side-band records perf report -D prints are pinned in a golden file.
+func TestRecordThreads(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	for _, config := range []string{"aarch64-thr-O2", "s390x-thr-O2", "aarch64-thrdyn-O2"} {
+		t.Run(config, func(t *testing.T) {
+			var b programs.Binary
+			for _, c := range programs.ThreadBinaries("") {
+				if c.Config.Name == config && c.Name == "worksplit" {
+					b = c
+				}
+			}
+			require.NotEmpty(t, b.Path)
+			if b.Config.Dynamic {
+				if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+					t.Skipf("no %s cross libc to load the program with", b.Config.Arch)
+				}
+			}
+			dir := t.TempDir()
+			data := filepath.Join(dir, "perf.data")
+			st, _, stderr := run(t, "record", "-o", data, "--callchain", "truth", "--format", "perf,folded,pprof", b.Path)
+			require.Equal(t, 0, st, stderr)
+
+			out, err := exec.Command(perf, "script", "-F", "comm,pid,tid,ip,sym", "--no-inline", "-G", "-i", data).Output()
+			require.NoError(t, err)
+			perTid := map[string]int{}
+			for _, l := range strings.Split(string(out), "\n") {
+				f := strings.Fields(l)
+				if len(f) >= 2 && strings.Contains(f[1], "/") {
+					assert.Equal(t, "worksplit", f[0], "every thread has the process's comm: %q", l)
+					perTid[f[1]]++
+				}
+			}
+			for _, tid := range []string{"1001", "1002", "1003", "1004"} {
+				assert.Positive(t, perTid["1000/"+tid], "samples of thread %s: %v", tid, perTid)
+			}
+			for k := range perTid {
+				assert.Regexp(t, `^1000/100[0-4]$`, k)
+			}
+
+			rep, err := exec.Command(perf, "report", "--stdio", "--no-children", "--sort", "pid", "-g", "none", "-i", data).Output()
+			require.NoError(t, err)
+			for _, tid := range []string{"1001", "1002", "1003", "1004"} {
+				assert.Regexp(t, `(?m)\d+\.\d+% +`+tid+`:worksplit$`, string(rep))
+			}
+
+			folded, err := os.ReadFile(filepath.Join(dir, "perf.folded"))
+			require.NoError(t, err)
+			for _, tid := range []string{"1001", "1002", "1003", "1004"} {
+				// (Debian's libc.so.6 has no .symtab: its local
+				// thread_start and start_thread are [unknown] there.)
+				assert.Regexp(t, `(?m)^worksplit-`+tid+`;(thread_start|\[unknown\]);(start_thread|\[unknown\]);work \d+$`, string(folded))
+			}
+			for _, l := range strings.Split(string(folded), "\n") {
+				if strings.HasPrefix(l, "worksplit-100") && !strings.HasPrefix(l, "worksplit-1000;") {
+					assert.NotContains(t, l, ";main;", "a worker's stack is its own")
+				}
+			}
+
+			// The stack tracer walks the sampled thread's registers:
+			// the same worker stacks as the truth.
+			workers := func(folded string) []string {
+				var out []string
+				for _, l := range strings.Split(folded, "\n") {
+					if strings.HasPrefix(l, "worksplit-100") && !strings.HasPrefix(l, "worksplit-1000;") {
+						out = append(out, l)
+					}
+				}
+				return out
+			}
+			sfData := filepath.Join(dir, "sframe.data")
+			st, _, stderr = run(t, "record", "-o", sfData, "--callchain", "sframe", "--format", "folded", b.Path)
+			require.Equal(t, 0, st, stderr)
+			sfFolded, err := os.ReadFile(filepath.Join(dir, "sframe.folded"))
+			require.NoError(t, err)
+			assert.Equal(t, workers(string(folded)), workers(string(sfFolded)))
+
+			dump, err := exec.Command(perf, "report", "-D", "-i", data).Output()
+			require.NoError(t, err)
+			var side []string
+			for _, l := range strings.Split(string(dump), "\n") {
+				if strings.Contains(l, "PERF_RECORD_COMM") || strings.Contains(l, "PERF_RECORD_FORK") || strings.Contains(l, "PERF_RECORD_EXIT") {
+					side = append(side, l)
+				}
+			}
+			golden(t, "record-threads-"+config+".txt", strings.Join(side, "\n")+"\n")
+		})
+	}
+}

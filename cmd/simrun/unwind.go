@@ -193,6 +193,9 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if p := linux.Of(m); p != nil {
+		followThreads(p, c)
+	}
 	start := time.Now()
 	r, err := c.Run()
 	wall := time.Since(start)
@@ -227,4 +230,19 @@ func enablePAuth(m *cpu.Machine) error {
 	}
 	c.EnablePAuth(linux.Of(m).Cfg.Seed)
 	return nil
+}
+
+// followThreads makes the checker's truth follow the kernel: one shadow
+// stack per thread, a signal frame per handler entered.
+func followThreads(p *linux.Process, c *unwind.Checker) {
+	p.AddThreadHook(func(e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ThreadSwitched:
+			c.SwitchThread(e.Tid, e.PC)
+		case linux.SignalEntered:
+			c.Signal(e.PC, e.SP)
+		case linux.SignalReturned:
+			c.SigReturn()
+		}
+	})
 }

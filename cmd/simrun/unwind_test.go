@@ -3,12 +3,17 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/programs"
+	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/unwind"
 )
 
@@ -127,4 +132,86 @@ func TestUnwindUsage(t *testing.T) {
 		assert.Contains(t, out, sw.Key+"="+sw.Value)
 	}
 	assert.True(t, strings.HasPrefix(out, "lookup=ra (default)\n"), out)
+}
+
+// TestUnwindCheckThreads: the thread programs, static and dynamic, both
+// architectures, under unwind check with the glibc expectations: every
+// thread's truth is its own (each thread's calls match its returns;
+// the workers' stacks are shallower than the main thread's, which one
+// shared stack could not show), every thread is checked, and SFrame and
+// eh_frame agree with the truth wherever they claim coverage except where
+// glibc.expect explains it (a new thread's first instructions in clone,
+// ld.so's lazy-binding trampoline). A shadow stack shared by the threads
+// fails it: a worker's return pops another thread's frame.
+func TestUnwindCheckThreads(t *testing.T) {
+	expect := filepath.Join("..", "..", "sim", "unwind", "testdata", "glibc.expect")
+	names := map[string]bool{"racy": true, "worksplit": true, "prodcons": true, "barrier": true, "tls": true}
+	every := "7"
+	if testing.Short() {
+		names = map[string]bool{"racy": true, "prodcons": true}
+		every = "97"
+	}
+	threadLine := regexp.MustCompile(`(?m)^  thread (\d+): \d+ calls, \d+ returns, max depth (\d+), (\d+) mismatched returns$`)
+	tallyLine := regexp.MustCompile(`(?m)^    tid (\d+) +(\d+) checked +\d+ agree +(\d+) diverge`)
+	for _, b := range programs.ThreadBinaries("") {
+		if !names[b.Name] {
+			continue
+		}
+		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
+			if b.Config.Dynamic {
+				if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+					t.Skipf("no %s cross libc to load the program with", b.Config.Arch)
+				}
+			}
+			st, out, errs := run(t, "unwind", "check", "--every", every, "--expect", expect, b.Path)
+			require.Equal(t, 0, st, "%s\n%s", out, errs)
+			assert.Contains(t, out, "exit status 0")
+			assert.Regexp(t, `(?m)^sframe +\d+ +\d+ +0 `, out)
+			assert.Regexp(t, `(?m)^eh_frame +\d+ +\d+ +0 `, out)
+			assert.Contains(t, out, "truth: ")
+			assert.Regexp(t, `(?m)^truth: .*, 0 mismatched returns`, out)
+			threads := threadLine.FindAllStringSubmatch(out, -1)
+			require.GreaterOrEqual(t, len(threads), 3, "the main thread and its workers each have a truth:\n%s", out)
+			require.Equal(t, "1000", threads[0][1])
+			mainDepth, _ := strconv.Atoi(threads[0][2])
+			for _, th := range threads[1:] {
+				d, _ := strconv.Atoi(th[2])
+				assert.Less(t, d, mainDepth, "thread %s starts at its start routine, not under main", th[1])
+				assert.Equal(t, "0", th[3], "thread %s: mismatched returns", th[1])
+			}
+			tallies := tallyLine.FindAllStringSubmatch(out, -1)
+			require.Len(t, tallies, 2*len(threads), "a by-thread line per thread and method")
+			for _, tl := range tallies {
+				assert.NotEqual(t, "0", tl[2], "thread %s checked", tl[1])
+				assert.Equal(t, "0", tl[3], "thread %s diverges", tl[1])
+			}
+		})
+	}
+}
+
+// TestUnwindCheckSignals: a handler's frames sit on a signal frame of the
+// truth (handler, trampoline, interrupted pc, its callers) that
+// rt_sigreturn pops, so no return of a handler is a mismatch: before,
+// the handler's return to the trampoline was one. Each handler that
+// returns pops its signal frame.
+func TestUnwindCheckSignals(t *testing.T) {
+	expect := filepath.Join("..", "..", "sim", "unwind", "testdata", "glibc.expect")
+	for _, b := range programs.SignalBinaries("") {
+		if b.Name != "handler" {
+			continue
+		}
+		t.Run(b.Config.Name, func(t *testing.T) {
+			every := "3"
+			if testing.Short() {
+				every = "31"
+			}
+			st, out, errs := run(t, "unwind", "check", "--every", every, "--expect", expect, b.Path)
+			require.Equal(t, 0, st, "%s\n%s", out, errs)
+			m := regexp.MustCompile(`(?m)^truth: .*, (\d+) mismatched returns, (\d+) signal frames, (\d+) popped by rt_sigreturn$`).FindStringSubmatch(out)
+			require.NotNil(t, m, out)
+			assert.Equal(t, "0", m[1])
+			assert.NotEqual(t, "0", m[2])
+			assert.Equal(t, m[2], m[3], "every handler of handler.c returns")
+		})
+	}
 }

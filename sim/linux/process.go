@@ -116,6 +116,9 @@ type Process struct {
 	membarrierReg bool   // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was called
 	blockWhat     string // what the call that returned errRestart waits for
 	ioWaiters     int    // threads in waitIO
+	// OnThread, when set, is told of clones, context switches, thread
+	// exits and signal entries and returns (threadhook.go).
+	OnThread func(ThreadEvent)
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory

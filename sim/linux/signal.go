@@ -296,6 +296,7 @@ func (p *Process) handleSignal(in *sigInfo) {
 	var st cpu.State
 	p.Core.State(&st)
 	a := *act
+	fromPC, fromSP := st.PC, st.GPR[p.Arch.DwarfSP]
 	if a.flags&saResethand != 0 {
 		act.handler = sigDfl
 	}
@@ -318,6 +319,7 @@ func (p *Process) handleSignal(in *sigInfo) {
 	}
 	t.mask &^= unblockable
 	p.delivered++
+	p.threadEvent(ThreadEvent{Kind: SignalEntered, Tid: p.cur.tid, PC: fromPC, SP: fromSP})
 }
 
 // defaultAction applies sig's default action.
@@ -562,6 +564,7 @@ func (p *Process) sigreturn(rt bool) uint64 {
 		// refusal (the handler runs on the alternate stack) is ignored.
 		p.setAltStack(*alt, st.GPR[p.Arch.DwarfSP])
 	}
+	p.threadEvent(ThreadEvent{Kind: SignalReturned, Tid: p.cur.tid})
 	return 0
 }
 

@@ -251,14 +251,17 @@ func (p *Process) switchTo(t *thread) {
 		tc := p.Core.(cpu.ThreadCore)
 		old := p.cur
 		old.insns += p.Insns - p.runStart
+		var oldPC uint64
 		if old.state != threadExited {
 			old.pc = p.Core.PC()
+			oldPC = old.pc
 			old.ctx = tc.SaveThread(old.ctx)
 		}
 		tc.LoadThread(t.ctx)
 		p.cur, p.sig = t, t.sig
 		p.runStart = p.Insns
 		p.switches++
+		p.threadEvent(ThreadEvent{Kind: ThreadSwitched, Tid: t.tid, Prev: old.tid, PC: oldPC})
 	}
 	if t.hasResult {
 		p.Core.SetSyscallResult(t.result)
@@ -530,6 +533,7 @@ func (p *Process) clone(c cloneArgs) uint64 {
 	p.threads = append(p.threads, t) // tids only grow: the list stays in tid order
 	p.allThreads = append(p.allThreads, t)
 	p.setSlice()
+	p.threadEvent(ThreadEvent{Kind: ThreadCreated, Tid: tid, Prev: p.cur.tid})
 	return tid
 }
 
@@ -542,6 +546,7 @@ func (p *Process) exitThread() {
 		p.futexWake(t.clearTid, 1, ^uint32(0))
 	}
 	t.state = threadExited
+	p.threadEvent(ThreadEvent{Kind: ThreadGone, Tid: t.tid})
 	p.threads = slices.DeleteFunc(slices.Clone(p.threads), func(u *thread) bool { return u == t })
 	// Signals sent to the process but pending on this thread go to
 	// another thread that can take them.

@@ -44,11 +44,22 @@ func (s *Sample) Value(w Weight) uint64 {
 // each callchain from the root to the sampled function, joined by ';',
 // and the summed weight.  Stacks whose weight is 0 are left out.  The
 // result is sorted by stack.
-func Folded(samples []Sample, w Weight) []FoldedStack {
+func Folded(samples []Sample, w Weight) []FoldedStack { return FoldedThreads(samples, w, "") }
+
+// FoldedThreads is Folded with each stack rooted at its thread when comm
+// is not "": a first frame "COMM-TID" (perf script's comm and tid, joined
+// as flame graphs of perf script output name a thread), the tid the
+// record's CONTEXT packet names (the process's when it has none).
+func FoldedThreads(samples []Sample, w Weight, comm string) []FoldedStack {
 	sum := map[string]uint64{}
 	for i := range samples {
-		if v := samples[i].Value(w); v > 0 {
-			sum[samples[i].Stack(";")] += v
+		s := &samples[i]
+		if v := s.Value(w); v > 0 {
+			stack := s.Stack(";")
+			if comm != "" {
+				stack = fmt.Sprintf("%s-%d;%s", comm, s.Tid(), stack)
+			}
+			sum[stack] += v
 		}
 	}
 	out := make([]FoldedStack, 0, len(sum))
@@ -68,8 +79,13 @@ type FoldedStack struct {
 // WriteFolded writes folded stacks, one "root;...;leaf N" line each, as
 // flamegraph.pl and speedscope read them.
 func WriteFolded(w io.Writer, samples []Sample, weight Weight) error {
+	return WriteFoldedThreads(w, samples, weight, "")
+}
+
+// WriteFoldedThreads writes FoldedThreads stacks.
+func WriteFoldedThreads(w io.Writer, samples []Sample, weight Weight, comm string) error {
 	bw := bufio.NewWriter(w)
-	for _, f := range Folded(samples, weight) {
+	for _, f := range FoldedThreads(samples, weight, comm) {
 		fmt.Fprintf(bw, "%s %d\n", f.Stack, f.Value)
 	}
 	return bw.Flush()

@@ -19,6 +19,7 @@ const (
 	recMMAP         = 1
 	recCOMM         = 3
 	recEXIT         = 4
+	recFORK         = 7
 	recSAMPLE       = 9
 	recMMAP2        = 10
 	recAUX          = 11
@@ -86,6 +87,19 @@ type AuxChunk struct {
 type Callchain struct {
 	IP, Time uint64
 	Stack    []uint64 // innermost first, starting with IP
+	Tid      uint32   // the sampled thread (0: the process's main thread, PID)
+}
+
+// Thread is a thread the process created after its main one: perf.data
+// gets a FORK record at Start (ns) and, if it exited (End != 0), an EXIT
+// record at End, as Linux writes them for the threads of a task perf
+// follows (perf_event_task: pid and ppid the process's, tid the new
+// thread's, ptid its creator's).  The thread's samples then carry its
+// tid and perf names them by the process's comm, which the thread
+// inherits.
+type Thread struct {
+	Tid, Parent uint32
+	Start, End  uint64
 }
 
 // PerfData is an Arm SPE recording of one process.
@@ -98,6 +112,7 @@ type PerfData struct {
 	PID     uint32
 	Comm    string
 	Maps    []Map
+	Threads []Thread // threads after the main one
 	Chunks  []AuxChunk
 	Samples []Callchain // optional call stacks, recorded on the dummy event
 	// MaxStack is the frame cap of those stacks (attr.sample_max_stack of
@@ -217,9 +232,12 @@ func (p *PerfData) callchainAttr() []byte {
 }
 
 // trailer is the sample_id of kernel records: TID, TIME, CPU, IDENTIFIER.
-func (p *PerfData) trailer(b *buf, t uint64, id uint64) {
+func (p *PerfData) trailer(b *buf, t uint64, id uint64) { p.trailerTid(b, t, id, p.PID) }
+
+// trailerTid is the sample_id trailer of a record about thread tid.
+func (p *PerfData) trailerTid(b *buf, t uint64, id uint64, tid uint32) {
 	b.u32(p.PID)
-	b.u32(p.PID)
+	b.u32(tid)
 	b.u64(t)
 	b.u32(0) // cpu
 	b.u32(0)
@@ -236,7 +254,7 @@ const MaxRecordSize = 0xffff
 // 48, PERF_CONTEXT_USER 8, and each frame 8.
 const MaxCallchainFrames = (MaxRecordSize - 8 - 48 - 8) / 8
 
-var recordNames = map[uint32]string{recMMAP: "MMAP", recCOMM: "COMM", recEXIT: "EXIT", recSAMPLE: "SAMPLE",
+var recordNames = map[uint32]string{recMMAP: "MMAP", recCOMM: "COMM", recEXIT: "EXIT", recFORK: "FORK", recSAMPLE: "SAMPLE",
 	recMMAP2: "MMAP2", recAUX: "AUX", recITRACEStart: "ITRACE_START", recFinishRound: "FINISHED_ROUND",
 	recAuxtraceInfo: "AUXTRACE_INFO", recAuxtrace: "AUXTRACE", recTimeConv: "TIME_CONV"}
 
@@ -338,6 +356,16 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	it.u32(p.PID)
 	p.trailer(&it, p.Start, idSPE)
 	record(&d, recITRACEStart, 0, it.Bytes())
+	for _, t := range p.Threads {
+		var fk buf
+		fk.u32(p.PID)
+		fk.u32(p.PID)
+		fk.u32(t.Tid)
+		fk.u32(t.Parent)
+		fk.u64(t.Start)
+		p.trailerTid(&fk, t.Start, idDummy, t.Tid)
+		record(&d, recFORK, 0, fk.Bytes())
+	}
 	for i, s := range p.Samples {
 		if len(s.Stack) > MaxCallchainFrames {
 			return 0, fmt.Errorf("perf.data: callchain sample %d has %d frames: over perf's %d-byte record limit (at most %d frames fit; cap them, as simrun record's --max-stack does)",
@@ -346,8 +374,12 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		var sb buf
 		sb.u64(idCallchain) // IDENTIFIER comes first in a sample
 		sb.u64(s.IP)
+		tid := s.Tid
+		if tid == 0 {
+			tid = p.PID
+		}
 		sb.u32(p.PID)
-		sb.u32(p.PID)
+		sb.u32(tid)
 		sb.u64(s.Time)
 		sb.u32(0) // cpu
 		sb.u32(0)
@@ -385,6 +417,19 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		d.Write(data)
 	}
 	record(&d, recFinishRound, 0, nil)
+	for _, t := range p.Threads {
+		if t.End == 0 {
+			continue
+		}
+		var ex buf
+		ex.u32(p.PID)
+		ex.u32(p.PID)
+		ex.u32(t.Tid)
+		ex.u32(t.Tid)
+		ex.u64(t.End)
+		p.trailerTid(&ex, t.End, idDummy, t.Tid)
+		record(&d, recEXIT, 0, ex.Bytes())
+	}
 	var ex buf
 	ex.u32(p.PID)
 	ex.u32(1)

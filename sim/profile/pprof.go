@@ -31,7 +31,8 @@ var pprofSampleTypes = [][2]string{
 // operation ("op": load, store, branch, other; "op_type": perf's words),
 // the data source ("data_source") and each event ("event", one value per
 // event bit), and numeric labels for the data address ("va", "pa") and
-// the time. Locations carry the function from the ELF symbol table and
+// the time. A recording of more than one thread also labels each sample
+// with its thread: "tid" and "pid" (numbers) and "comm". Locations carry the function from the ELF symbol table and
 // the line from DWARF .debug_line (the file being the line's own file).
 func WritePprof(w io.Writer, r *Recording, bin *Binary) error {
 	zw := gzip.NewWriter(w)
@@ -258,6 +259,7 @@ func pprofMessage(r *Recording, bin *Binary) []byte {
 		dst.bytes(fSampleLabel, l)
 	}
 	var ids []uint64
+	threaded := Threaded(r.Samples)
 	for i := range r.Samples {
 		smp := &r.Samples[i]
 		ids = ids[:0]
@@ -283,6 +285,12 @@ func pprofMessage(r *Recording, bin *Binary) []byte {
 		}
 		if smp.HasTime {
 			label(&e, "time", "", int64(smp.Time), "nanoseconds")
+		}
+		if threaded {
+			// Which thread: go tool pprof -tagfocus tid=1001, -tags.
+			label(&e, "tid", "", int64(smp.Tid()), "")
+			label(&e, "pid", "", int64(r.Summary.PID), "")
+			label(&e, "comm", r.Summary.Comm, 0, "")
 		}
 		body.bytes(fProfileSample, e)
 	}

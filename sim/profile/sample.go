@@ -18,7 +18,7 @@ type Sample struct {
 	Time    uint64 // Timestamp packet: virtual ns since the start of the run
 	HasTime bool
 	CPU     int    // always 0: simrun runs one CPU
-	Context uint32 // Context packet (CONTEXTIDR_EL1: the pid)
+	Context uint32 // Context packet (CONTEXTIDR_EL1: the running thread's tid)
 	HasCtx  bool
 
 	PC uint64 // virtual address of the sampled operation
@@ -48,6 +48,32 @@ type Sample struct {
 
 	// Packets are the record's packets as decoded (padding left out).
 	Packets []spe.Packet
+}
+
+// MainTid is the guest process's pid, its main thread's tid: the thread
+// of a record without a CONTEXT packet.
+const MainTid = 1000
+
+// Tid is the thread the sample was taken in: the CONTEXT packet's
+// CONTEXTIDR_EL1, which Linux sets to the running thread's tid at each
+// context switch (CONFIG_PID_IN_CONTEXTIDR); MainTid without one.
+func (s *Sample) Tid() uint32 {
+	if s.HasCtx {
+		return s.Context
+	}
+	return MainTid
+}
+
+// Threaded reports whether the samples come from more than one thread:
+// the outputs then name each sample's thread (pprof's tid label, folded
+// stacks rooted at COMM-TID), and stay as they were for one thread.
+func Threaded(samples []Sample) bool {
+	for i := range samples {
+		if samples[i].Tid() != samples[0].Tid() {
+			return true
+		}
+	}
+	return false
 }
 
 // Op is the Operation Type packet.

@@ -345,3 +345,43 @@ func TestPerfDataSimrunSection(t *testing.T) {
 	_, err = ReadFeature([]byte("not perf"), FeatSimrun)
 	assert.ErrorContains(t, err, "not a perf.data file")
 }
+
+// TestThreadLabels: a recording of one thread keeps its outputs as they
+// were (no tid label, folded stacks unprefixed); one of several threads
+// labels each pprof sample with its tid, pid and comm, and folded stacks
+// are rooted at COMM-TID.
+func TestThreadLabels(t *testing.T) {
+	r := syntheticRecording(t)
+	bin, _ := listchase(t, "aarch64-O2")
+	assert.False(t, Threaded(r.Samples))
+	var b bytes.Buffer
+	require.NoError(t, WritePprof(&b, r, bin))
+	p, err := profile.Parse(&b)
+	require.NoError(t, err)
+	for _, s := range p.Sample {
+		assert.NotContains(t, s.NumLabel, "tid")
+		assert.NotContains(t, s.Label, "comm")
+	}
+
+	r.Summary.Comm, r.Summary.PID = "lc", 1000
+	r.Samples[1].Context, r.Samples[1].HasCtx = 1001, true
+	r.Samples[2].Context, r.Samples[2].HasCtx = 1002, true
+	assert.True(t, Threaded(r.Samples))
+	assert.Equal(t, uint32(MainTid), r.Samples[0].Tid(), "no CONTEXT packet: the main thread")
+	b.Reset()
+	require.NoError(t, WritePprof(&b, r, bin))
+	p, err = profile.Parse(&b)
+	require.NoError(t, err)
+	require.NoError(t, p.CheckValid())
+	for i, tid := range []int64{1000, 1001, 1002} {
+		assert.Equal(t, []int64{tid}, p.Sample[i].NumLabel["tid"])
+		assert.Equal(t, []int64{1000}, p.Sample[i].NumLabel["pid"])
+		assert.Equal(t, []string{"lc"}, p.Sample[i].Label["comm"])
+	}
+	var f bytes.Buffer
+	require.NoError(t, WriteFoldedThreads(&f, r.Samples, WeightSamples, "lc"))
+	assert.Equal(t, "lc-1000;main 1\nlc-1001;main 1\nlc-1002;main;rng_below 1\n", f.String())
+	f.Reset()
+	require.NoError(t, WriteFolded(&f, r.Samples, WeightSamples))
+	assert.Equal(t, "main 2\nmain;rng_below 1\n", f.String(), "without a comm: the threads' stacks merged")
+}

@@ -105,10 +105,13 @@ type page struct {
 	KindRows []Count
 	DSRows   []Count
 	EvRows   []Count
-	SFNote   string
-	AuxFlags []Count
-	HasLines bool
-	Charts   struct {
+	// ThreadRows are the samples by thread (COMM-TID), only when the
+	// program ran more than one.
+	ThreadRows []Count
+	SFNote     string
+	AuxFlags   []Count
+	HasLines   bool
+	Charts     struct {
 		Latency, Timeline, DataSources, Events template.HTML
 	}
 	Glossary []Term
@@ -317,6 +320,15 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 		}
 	}
 	p.KindRows, p.DSRows, p.EvRows = counts(kinds), counts(ds), counts(ev)
+	threaded := profile.Threaded(rec.Samples)
+	thread := func(sm *profile.Sample) string { return fmt.Sprintf("%s-%d", s.Comm, sm.Tid()) }
+	if threaded {
+		th := map[string]int{}
+		for i := range rec.Samples {
+			th[thread(&rec.Samples[i])]++
+		}
+		p.ThreadRows = counts(th)
+	}
 	for _, r := range p.KindRows {
 		terms.add(r.Name)
 	}
@@ -337,6 +349,10 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 	for i := range rec.Samples {
 		sm := &rec.Samples[i]
 		k := sm.Stack(";")
+		if threaded {
+			// Rooted at the thread, as the folded output is.
+			k = thread(sm) + ";" + k
+		}
 		j, ok := idx[k]
 		if !ok {
 			j = len(stacks)

@@ -88,3 +88,26 @@ func TestWriteEscapes(t *testing.T) {
 	assert.Contains(t, b.String(), "var stacks = []")
 	assert.Equal(t, 1, strings.Count(b.String(), "<script>"))
 }
+
+// TestWriteThreads: a recording of several threads gets a by-thread table
+// and flame-graph stacks rooted at COMM-TID; one of a single thread has
+// neither.
+func TestWriteThreads(t *testing.T) {
+	bin, _ := open(t, "aarch64-O2", "listchase")
+	smp := func(tid uint32) profile.Sample {
+		return profile.Sample{PC: 0x400000, Context: tid, HasCtx: true, Frames: []profile.Frame{{PC: 0x400000}}}
+	}
+	rec := &profile.Recording{Summary: profile.Summary{Comm: "ws"}, Samples: []profile.Sample{smp(1000), smp(1001), smp(1001)}}
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, rec, bin, Options{}))
+	page := b.String()
+	assert.Contains(t, page, `id="by-thread"`)
+	assert.Regexp(t, `<td class="mono">ws-1001</td><td class="n">2</td>`, page)
+	assert.Contains(t, page, `"s":"ws-1001;`)
+
+	rec.Samples = rec.Samples[1:]
+	b.Reset()
+	require.NoError(t, Write(&b, rec, bin, Options{}))
+	assert.NotContains(t, b.String(), `id="by-thread"`)
+	assert.NotContains(t, b.String(), `ws-1001`)
+}

@@ -3,6 +3,7 @@ package unwind
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -57,6 +58,7 @@ const (
 // Divergence is one check that diverged, in detail.
 type Divergence struct {
 	Insn     uint64 // instructions retired before it
+	Tid      uint64 // the thread it happened in
 	PC       uint64
 	Frame    int    // the first frame that differs (or is missing or extra)
 	What     string // "wrong frame 2", "claims the outermost frame at frame 3", ...
@@ -87,6 +89,36 @@ type MethodReport struct {
 	// Expected counts the divergences an expectation explained (they
 	// are not in Diverge).
 	Expected uint64
+	// ByThread tallies the checks of each thread (in the order the
+	// threads were first seen), ByObject those of each object by the one
+	// that maps the checked pc (a dynamically linked program's only).
+	ByThread []ThreadTally
+	ByObject map[string]*Tally
+}
+
+// Tally counts checks by outcome.
+type Tally struct {
+	Checked, Agree, Diverge, Incomplete, Expected uint64
+}
+
+func (t *Tally) add(out Outcome, expected bool) {
+	t.Checked++
+	switch {
+	case expected:
+		t.Expected++
+	case out == Agree:
+		t.Agree++
+	case out == Incomplete:
+		t.Incomplete++
+	default:
+		t.Diverge++
+	}
+}
+
+// ThreadTally is one thread's checks.
+type ThreadTally struct {
+	Tid uint64
+	Tally
 }
 
 // Place is where a divergence happens: the function of frame 0 and the
@@ -127,7 +159,10 @@ type Report struct {
 	Insns   uint64 // instructions retired
 	Checked uint64 // instructions checked
 	Exit    *cpu.Exit
+	// Truth is the main thread's (the first thread's) truth; Threads
+	// every thread's, the main one first.
 	Truth   *Shadow
+	Threads []ThreadShadow
 	Methods []*MethodReport
 	Syms    *Symbols
 	// Expect are the expectations checked (CheckOptions.Expect), each
@@ -162,7 +197,9 @@ func (r *Report) FrameChecks() uint64 {
 // Checker drives the comparison.
 type Checker struct {
 	m       *cpu.Machine
-	shadow  *Shadow
+	threads *Threads
+	ra      uint32 // DWARF number of the return-address register
+	tally   []int  // index in each method's ByThread of the running thread
 	tracers []*Tracer
 	report  *Report
 	every   uint64
@@ -192,9 +229,14 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	if len(opt.Methods) == 0 {
 		opt.Methods = []Method{MethodSFrame, MethodEHFrame}
 	}
-	c := &Checker{m: m, shadow: NewShadow(o.ABI.SP), every: opt.Every, keep: opt.Examples, prev: m.Observer, expect: opt.Expect}
-	// compare looks at MaxDepth frames and whether there are more.
-	c.shadow.ChainDepth = opt.Policy.MaxDepth + 1
+	mk := func() *Shadow {
+		s := NewShadow(o.ABI.SP)
+		// compare looks at MaxDepth frames and whether there are more.
+		s.ChainDepth = opt.Policy.MaxDepth + 1
+		return s
+	}
+	first := mk()
+	c := &Checker{m: m, threads: NewThreads(MainTid, first, mk), ra: o.ABI.RA, every: opt.Every, keep: opt.Examples, prev: m.Observer, expect: opt.Expect}
 	syms, err := ReadSymbols(o)
 	if err != nil {
 		return nil, err
@@ -202,7 +244,7 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	if m.Image != nil {
 		syms = syms.Rebased(m.Image.Bias) // the report names run-time pcs
 	}
-	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: c.shadow, Syms: syms, abi: o.ABI, Expect: opt.Expect}
+	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: first, Syms: syms, abi: o.ABI, Expect: opt.Expect}
 	if opt.Resolve != nil {
 		c.report.objects = newObjectSymbols(opt.Resolve)
 	}
@@ -218,7 +260,9 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 			return nil, err
 		}
 		c.tracers = append(c.tracers, t)
-		c.report.Methods = append(c.report.Methods, &MethodReport{Method: meth, Source: t.Source, HasData: meth.HasData()})
+		c.report.Methods = append(c.report.Methods, &MethodReport{Method: meth, Source: t.Source, HasData: meth.HasData(),
+			ByThread: []ThreadTally{{Tid: MainTid}}})
+		c.tally = append(c.tally, 0)
 	}
 	if r, ok := m.Core.(Regs); ok {
 		c.regs, c.live = r, true
@@ -229,8 +273,43 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	return c, nil
 }
 
-// Shadow returns the truth the checker keeps.
-func (c *Checker) Shadow() *Shadow { return c.shadow }
+// MainTid is the id of a program's first thread (simrun's guest pid).
+const MainTid = 1000
+
+// Shadow returns the truth the checker keeps of the running thread.
+func (c *Checker) Shadow() *Shadow { return c.threads.Cur }
+
+// Threads returns the truth of every thread.
+func (c *Checker) Threads() *Threads { return c.threads }
+
+// SwitchThread tells the checker that the core now runs thread tid, and
+// that the thread that ran before stopped at prevPC (the kernel's context
+// switch): the truth and the per-thread tallies follow it.
+func (c *Checker) SwitchThread(tid, prevPC uint64) {
+	if tid == c.threads.Tid {
+		return
+	}
+	c.threads.Switch(tid, prevPC)
+	for i, r := range c.report.Methods {
+		k := 0
+		for k < len(r.ByThread) && r.ByThread[k].Tid != tid {
+			k++
+		}
+		if k == len(r.ByThread) {
+			r.ByThread = append(r.ByThread, ThreadTally{Tid: tid})
+		}
+		c.tally[i] = k
+	}
+}
+
+// Signal tells the checker that the running thread, interrupted at pc
+// with stack pointer sp, entered a signal handler (the core holds the
+// handler's entry state): the truth gets a signal frame (Shadow.Signal).
+func (c *Checker) Signal(pc, sp uint64) { c.threads.Signal(c.m.Core, pc, sp, c.ra) }
+
+// SigReturn tells the checker that the running thread returned from a
+// signal handler by rt_sigreturn.
+func (c *Checker) SigReturn() { c.threads.SigReturn() }
 
 func (c *Checker) observe(m *cpu.Machine) error {
 	if c.prev != nil {
@@ -238,7 +317,7 @@ func (c *Checker) observe(m *cpu.Machine) error {
 			return err
 		}
 	}
-	c.shadow.Observe(m.Core)
+	c.threads.Cur.Observe(m.Core)
 	c.n++
 	if (c.n-1)%c.every != 0 {
 		return nil
@@ -253,13 +332,25 @@ func (c *Checker) check(pc uint64) {
 		m.Core.State(&c.state)
 	}
 	c.report.Checked++
-	c.truth = c.shadow.Callchain(pc, c.truth[:0])
+	c.truth = c.threads.Cur.Callchain(pc, c.truth[:0])
 	for i, t := range c.tracers {
 		r := c.report.Methods[i]
 		t.Walk(m.Mem, pc, c.regs, &c.walk)
 		out, k, what, depthCut := compare(c.truth, &c.walk, t.Policy.MaxDepth)
 		r.Checked++
 		r.Frames += uint64(min(len(c.truth), t.Policy.MaxDepth))
+		expected := out == Diverge && c.expected(r.Method, k)
+		r.ByThread[c.tally[i]].add(out, expected)
+		if c.report.objects != nil {
+			obj := c.report.object(pc)
+			if r.ByObject == nil {
+				r.ByObject = map[string]*Tally{}
+			}
+			if r.ByObject[obj] == nil {
+				r.ByObject[obj] = &Tally{}
+			}
+			r.ByObject[obj].add(out, expected)
+		}
 		switch out {
 		case Agree:
 			r.Agree++
@@ -273,14 +364,14 @@ func (c *Checker) check(pc uint64) {
 				r.NoCoverageAt0++
 			}
 		case Diverge:
-			if c.expected(r.Method, k) {
+			if expected {
 				r.Expected++
 				continue
 			}
 			r.Diverge++
 			c.place(r, k)
 			if len(r.Examples) < c.keep {
-				d := Divergence{Insn: m.Insns, PC: pc, Frame: k, What: what, Expected: append([]uint64(nil), c.truth...)}
+				d := Divergence{Insn: m.Insns, Tid: c.threads.Tid, PC: pc, Frame: k, What: what, Expected: append([]uint64(nil), c.truth...)}
 				t.WalkDetail(m.Mem, pc, c.regs, &d.Walk)
 				r.Examples = append(r.Examples, d)
 			}
@@ -316,6 +407,20 @@ func (r *Report) fn(pc uint64) (string, uint64) {
 		return name, start
 	}
 	return r.objects.fn(pc)
+}
+
+// object names the object that maps pc: the file name of the program's
+// own or of another object's mapping, or "?".
+func (r *Report) object(pc uint64) string {
+	if r.objects != nil {
+		if s := r.objects.span(pc); s != nil {
+			return filepath.Base(s.path)
+		}
+	}
+	if _, start := r.Syms.Func(pc); start != 0 || r.objects == nil {
+		return filepath.Base(r.Program)
+	}
+	return "?"
 }
 
 // name names pc for the report: the program's function, else another
@@ -376,6 +481,7 @@ func (c *Checker) Run() (*Report, error) {
 	}
 	c.report.Exit = exit
 	c.report.Insns = c.m.Insns
+	c.report.Threads = c.threads.All()
 	return c.report, nil
 }
 
@@ -396,6 +502,10 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "program: %d instructions, %d checked, %s\n", r.Insns, r.Checked, status)
 	t := r.Truth
+	if len(r.Threads) > 1 {
+		all := (&Threads{all: r.Threads}).Totals()
+		t = &all
+	}
 	fmt.Fprintf(&b, "truth: %d calls, %d returns, max depth %d, %d mismatched returns", t.Calls, t.Returns, t.MaxDepth+1, t.Mismatched)
 	if t.Abandoned > 0 {
 		fmt.Fprintf(&b, ", %d frames of calls that never returned dropped", t.Abandoned)
@@ -407,7 +517,16 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, ", %d outermost frames dropped past the limit of %d (the truth is cut there)", t.Overflowed, limit)
 	}
+	if t.Signals > 0 {
+		fmt.Fprintf(&b, ", %d signal frames, %d popped by rt_sigreturn", t.Signals, t.SigReturns)
+	}
 	b.WriteString("\n")
+	if len(r.Threads) > 1 {
+		for _, th := range r.Threads {
+			fmt.Fprintf(&b, "  thread %d: %d calls, %d returns, max depth %d, %d mismatched returns\n",
+				th.Tid, th.Calls, th.Returns, th.MaxDepth+1, th.Mismatched)
+		}
+	}
 	for _, m := range t.Mismatches {
 		fmt.Fprintf(&b, "  mismatched: %s (%s -> %s)\n", m, r.name(m.PC), r.name(m.Target))
 	}
@@ -440,6 +559,23 @@ func (r *Report) Write(w io.Writer) error {
 		if m.Expected > 0 {
 			fmt.Fprintf(&b, "  expected divergences (--expect): %d, not counted above\n", m.Expected)
 		}
+		if len(m.ByThread) > 1 {
+			b.WriteString("  by thread:\n")
+			for _, th := range m.ByThread {
+				writeTally(&b, fmt.Sprintf("tid %d", th.Tid), &th.Tally)
+			}
+		}
+		if len(m.ByObject) > 1 {
+			b.WriteString("  by object (the one mapping the checked pc):\n")
+			objs := make([]string, 0, len(m.ByObject))
+			for o := range m.ByObject {
+				objs = append(objs, o)
+			}
+			sort.Strings(objs)
+			for _, o := range objs {
+				writeTally(&b, o, m.ByObject[o])
+			}
+		}
 		if top := m.TopPlaces(8); len(top) > 0 {
 			b.WriteString("  divergences by place (frame 0 function; function whose row stepped to the wrong frame):\n")
 			for _, p := range top {
@@ -466,8 +602,21 @@ func (r *Report) Write(w io.Writer) error {
 	return err
 }
 
+// writeTally writes one line of a by-thread or by-object breakdown.
+func writeTally(b *strings.Builder, what string, t *Tally) {
+	fmt.Fprintf(b, "    %-24s %10d checked %10d agree %8d diverge %8d no-coverage", what, t.Checked, t.Agree, t.Diverge, t.Incomplete)
+	if t.Expected > 0 {
+		fmt.Fprintf(b, " %8d expected", t.Expected)
+	}
+	b.WriteString("\n")
+}
+
 func (r *Report) writeDivergence(b *strings.Builder, n int, m *MethodReport, d *Divergence) {
-	fmt.Fprintf(b, "  divergence %d: pc %#x %s (instruction %d): %s\n", n, d.PC, r.name(d.PC), d.Insn, d.What)
+	where := fmt.Sprintf("instruction %d", d.Insn)
+	if len(r.Threads) > 1 {
+		where += fmt.Sprintf(", thread %d", d.Tid)
+	}
+	fmt.Fprintf(b, "  divergence %d: pc %#x %s (%s): %s\n", n, d.PC, r.name(d.PC), where, d.What)
 	fmt.Fprintf(b, "    %-5s %-36s %-36s %s\n", "frame", "expected (truth)", "found ("+m.Method.String()+")", "row used to step to the next frame")
 	rows := max(len(d.Expected), len(d.Walk.PCs))
 	if limit := max(len(d.Expected), d.Frame+1) + 2; rows > limit {

@@ -73,6 +73,9 @@ type Shadow struct {
 	// ChainDepth is the most frames Callchain returns, the pc included
 	// (0: all of them).
 	ChainDepth int
+	// Signals counts the signal frames pushed (handlers entered),
+	// SigReturns the rt_sigreturns that popped one.
+	Signals, SigReturns uint64
 	// Mismatched counts returns to an address that was not on top;
 	// Mismatches keeps the first MaxMismatches of them.
 	Mismatched    uint64
@@ -85,6 +88,17 @@ type Shadow struct {
 	pendSP  uint64
 	op      cpu.Op
 	sp      int // DWARF number of the stack pointer
+
+	sigs []sigMark // the signal frames on the stack, innermost last
+}
+
+// sigMark is a signal frame on the shadow stack: the frame at index i
+// holds the interrupted pc and stack pointer.  A frame a non-local exit
+// or the Limit dropped leaves a mark that no longer matches; SigReturn
+// skips those.
+type sigMark struct {
+	i       int
+	ret, sp uint64
 }
 
 // shadowFrame is one outstanding call.
@@ -197,6 +211,67 @@ func (s *Shadow) grow() {
 	drop := max(n/2, 1)
 	s.Overflowed += uint64(drop)
 	s.stack = s.stack[:copy(s.stack, s.stack[drop:])]
+	k := 0
+	for _, m := range s.sigs {
+		if m.i >= drop {
+			m.i -= drop
+			s.sigs[k] = m
+			k++
+		}
+	}
+	s.sigs = s.sigs[:k]
+}
+
+// Signal records the entry into a signal handler of a thread interrupted
+// at pc with stack pointer sp; c holds the handler's entry state, whose
+// return-address register (DWARF ra) points at the signal trampoline.
+// Two frames go on the stack, as the kernel's signal frame nests the
+// handler's call in the interrupted code: the interrupted pc (the signal
+// frame: that pc did not call, so an unwinder must not look it up as a
+// return address) and the trampoline, which the handler returns to.  An
+// instruction whose call or return had begun completes at pc first.
+// Callchain in the handler is then handler, trampoline, interrupted pc,
+// then the interrupted function's callers.
+func (s *Shadow) Signal(c cpu.Core, pc, sp uint64, ra uint32) {
+	s.settle(pc)
+	s.Signals++
+	s.dropDead(sp)
+	s.push(pc, sp)
+	s.sigs = append(s.sigs, sigMark{len(s.stack) - 1, pc, sp})
+	if r, ok := c.(Regs); ok {
+		tramp, ok1 := r.Reg(int(ra))
+		hsp, ok2 := r.Reg(s.sp)
+		if ok1 && ok2 {
+			s.push(tramp, hsp)
+		}
+	}
+}
+
+// SigReturn records an rt_sigreturn: the innermost signal frame still on
+// the stack goes, with whatever is left above it (the trampoline's frame
+// when the handler jumped to it rather than returning), and the thread
+// resumes at its interrupted pc with the frames it had.  A sigreturn with
+// no signal frame (a program calling it by hand) changes nothing.
+func (s *Shadow) SigReturn() {
+	s.pend = pendNone
+	for n := len(s.sigs); n > 0; n = len(s.sigs) {
+		m := s.sigs[n-1]
+		s.sigs = s.sigs[:n-1]
+		if m.i < len(s.stack) && s.stack[m.i].ret == m.ret && s.stack[m.i].sp == m.sp {
+			s.stack = s.stack[:m.i]
+			s.SigReturns++
+			return
+		}
+	}
+}
+
+// push pushes a frame, growing the stack as Call does.
+func (s *Shadow) push(ret, sp uint64) {
+	if len(s.stack) == cap(s.stack) {
+		s.grow()
+	}
+	s.stack = append(s.stack, shadowFrame{ret, sp})
+	s.MaxDepth = max(s.MaxDepth, len(s.stack))
 }
 
 // dropDead drops the frames a non-local exit to stack pointer sp left
