@@ -114,6 +114,8 @@ type Process struct {
 	blockWhat     string // what the call that returned errRestart waits for
 	ioWaiters     int    // threads in waitIO
 
+	timer timerState // timers, and the slice and restart state (timer.go)
+
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
 	root   string     // Config.Root, absolute and free of links ("" = none)
