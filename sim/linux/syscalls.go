@@ -469,7 +469,10 @@ const (
 // the CPU clocks in retired instructions (see timer.go).
 func (p *Process) clockNanos(id uint64) (uint64, bool) {
 	if kind, th, ok, valid := p.cpuClock(id); ok {
-		return p.cpuNanos(kind, th), valid
+		if !valid {
+			return 0, false
+		}
+		return p.cpuNanos(kind, th), true
 	}
 	ns := p.VirtualNanos() + p.clockOff
 	switch id {

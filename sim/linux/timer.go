@@ -174,12 +174,15 @@ func (p *Process) Delivered() uint64 { return p.delivered }
 // armSlice sets where the core's run stops next: the end of the running
 // thread's quantum or the earliest timer expiry, whichever is first;
 // never while one thread runs and no timer is armed.
-func (p *Process) armSlice() {
+func (p *Process) armSlice() { p.SetSliceEnd(p.sliceEnd()) }
+
+// sliceEnd is the Insns count armSlice stops the core at (0: none).
+func (p *Process) sliceEnd() uint64 {
 	end := p.timer.quantumEnd
 	if e, ok := p.timerEvent(); ok && (end == 0 || e < end) {
 		end = e
 	}
-	p.SetSliceEnd(end)
+	return end
 }
 
 // hasTimers reports whether any timer exists (armed or not).
@@ -293,8 +296,8 @@ func (p *Process) cpuClock(id uint64) (kind clockKind, th *thread, ok, valid boo
 	case 3:
 		return clockThreadCPU, p.cur, true, true
 	}
-	cid := int32(id)
-	if cid >= 0 || uint64(uint32(id)) != id && id>>32 != math.MaxUint32 {
+	cid := int32(id) // a clockid_t is an int
+	if cid >= 0 {
 		return 0, nil, false, false
 	}
 	if cid&3 == 3 {
@@ -941,7 +944,7 @@ func sysAlarm(p *Process, a [6]uint64) uint64 {
 // timerByID is the live POSIX timer id, or nil.
 func (p *Process) timerByID(id uint64) *ptimer {
 	for _, t := range p.timer.posix {
-		if uint64(uint32(t.id)) == id&math.MaxUint32 && int32(id) >= 0 {
+		if t.id == int32(id) { // a timer_t is an int
 			return t
 		}
 	}
