@@ -14,8 +14,9 @@ import (
 // syscall returns; a fault becomes its signal at once. Delivery builds the
 // architecture's frame on the stack (sigframe_aarch64.go, sigframe_zarch.go)
 // and enters the handler; rt_sigreturn restores what the frame holds.
-// Nothing here runs between two instructions unless a syscall or a fault
-// ended the core's run, so the run loop pays nothing.
+// Nothing here runs between two instructions unless a syscall, a fault or
+// a timer's expiry (timer.go) ended the core's run, so the run loop pays
+// nothing.
 
 // sa_flags bits (the same on arm64 and s390x).
 const (

@@ -34,18 +34,19 @@ import (
 //
 // A call that must wait for another thread — a read from an empty pipe
 // whose write end is open, a write to a full one, a poll with nothing
-// ready and no timeout — blocks its thread with the pc back on the
-// syscall instruction; when any other thread completes a syscall the
-// waiter becomes runnable and runs the call again (Linux's restart of an
-// interrupted call, which also happens after a signal handler, as with
-// SA_RESTART).
+// ready — blocks its thread with the pc back on the syscall instruction;
+// when any other thread completes a syscall the waiter becomes runnable
+// and runs the call again. A signal ends such a wait as Linux's restart
+// rules say (timer.go).
 //
 // Timed waits use the virtual clock (CLOCK_MONOTONIC as
 // clock_gettime reports it). A waiter whose deadline has passed is woken
-// with ETIMEDOUT at the next scheduling point; when every thread waits
-// and one has a deadline, virtual time jumps to the earliest deadline
-// (Process.clockOff), as an idle machine's clock would run on. When every
-// thread waits and none has a deadline the program can never continue:
+// (a futex wait with ETIMEDOUT) at the next scheduling point; when every
+// thread waits and one has a deadline or a wall timer is armed, virtual
+// time jumps to the earliest of them (Process.clockOff), as an idle
+// machine's clock would run on. Sleeps, signal waits and timers are in
+// timer.go. When every thread waits and nothing is pending the program
+// can never continue:
 // the run ends with a deadlock fault listing each thread's tid, state, pc
 // and futex, with status 128+SIGKILL (137), as a watchdog killing a hung
 // process would leave it.
