@@ -4,7 +4,9 @@
 // one aimed at a thread (SIGEV_THREAD_ID), one whose notification runs a
 // function (SIGEV_THREAD), a sleep and a pipe read interrupted by a
 // handler with and without SA_RESTART, and a poll that times out. What it
-// prints does not depend on how long anything takes.
+// prints does not depend on how long anything takes: under qemu-user a
+// timer may expire before the call it should interrupt has started, so
+// those timers are periodic (the next expiry interrupts it).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -41,6 +43,11 @@ static void oneshot_ms(int ms) {
 	setitimer(ITIMER_REAL, &it, 0);
 }
 
+static void every_ms(int ms) {
+	struct itimerval it = {{0, ms * 1000}, {0, ms * 1000}};
+	setitimer(ITIMER_REAL, &it, 0);
+}
+
 static sem_t fired;
 static volatile int calls;
 static void on_timer_thread(union sigval v) {
@@ -66,9 +73,10 @@ int main(void) {
 	handle(SIGALRM, on_alarm, 0);
 	printf("alarm(5) = %u, ", alarm(5));
 	printf("alarm(0) = %u\n", alarm(0));
-	oneshot_ms(20);
+	every_ms(20);
 	int r = pause();
-	printf("pause = %d (%s), alarms %d\n", r, errno == EINTR ? "EINTR" : "?", alarms);
+	oneshot_ms(0);
+	printf("pause = %d (%s), alarms %d\n", r, errno == EINTR ? "EINTR" : "?", alarms > 0);
 
 	// A periodic ITIMER_REAL, taken by sigsuspend.
 	sigset_t alrm, old;
@@ -192,9 +200,10 @@ int main(void) {
 
 	// A sleep a handler interrupts: EINTR and time left.
 	handle(SIGALRM, on_alarm, 0);
-	oneshot_ms(10);
+	every_ms(10);
 	struct timespec req = {5, 0}, rem = {0, 0};
 	r = nanosleep(&req, &rem);
+	oneshot_ms(0);
 	printf("nanosleep = %d (%s), %s left\n", r, errno == EINTR ? "EINTR" : "?",
 	       rem.tv_sec > 0 && rem.tv_sec < 5 ? "some" : "?");
 
@@ -203,9 +212,10 @@ int main(void) {
 	if (pipe(pipefd) != 0)
 		return 1;
 	handle(SIGALRM, on_alarm, 0);
-	oneshot_ms(10);
+	every_ms(10);
 	char c = 0;
 	r = read(pipefd[0], &c, 1);
+	oneshot_ms(0);
 	printf("read without SA_RESTART = %d (%s)\n", (int)r, errno == EINTR ? "EINTR" : "?");
 	handle(SIGALRM, feed_pipe, SA_RESTART);
 	oneshot_ms(10);
@@ -213,6 +223,8 @@ int main(void) {
 	printf("read with SA_RESTART = %d '%c'\n", (int)r, c);
 
 	// A poll that times out, and an absolute sleep.
+	if (pipe(pipefd) != 0)
+		return 1;
 	struct pollfd pfd = {pipefd[0], POLLIN, 0};
 	r = poll(&pfd, 1, 15);
 	printf("poll = %d\n", r);
