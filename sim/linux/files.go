@@ -1492,6 +1492,9 @@ func sysPpoll(p *Process, a [6]uint64) uint64 {
 		}
 		timeout = ns
 	}
+	if r := p.pollMask(a[3], a[4]); r != 0 {
+		return r
+	}
 	return p.poll(a[0], a[1], a[2] != 0, timeout, a[2])
 }
 
@@ -1595,6 +1598,15 @@ func sysPselect6(p *Process, a [6]uint64) uint64 {
 			return r
 		}
 		timeout = ns
+	}
+	if a[5] != 0 { // struct { const sigset_t *ss; size_t ss_len; }
+		b, ok := p.readGuest(a[5], 16)
+		if !ok {
+			return errno(EFAULT)
+		}
+		if r := p.pollMask(p.order().Uint64(b), p.order().Uint64(b[8:])); r != 0 {
+			return r
+		}
 	}
 	deadline, timed := p.pollDeadline(timeout, a[4] != 0)
 	words := (nfds + 63) / 64

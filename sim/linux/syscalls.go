@@ -297,9 +297,9 @@ var sysDefs = map[string]sysDef{
 	"pipe":            {Partial, "as pipe2", sysPipe},
 	"sendfile":        {Full, "", sysSendfile},
 	"copy_file_range": {Full, "", sysCopyFileRange},
-	"ppoll":           {Partial, "files are always ready; pipes as their contents say; with none ready the thread waits for another thread's syscall, a signal (EINTR, never restarted after a handler) or its timeout on the virtual clock (the time left is written back); the signal mask is not applied", sysPpoll},
+	"ppoll":           {Partial, "files are always ready; pipes as their contents say; with none ready the thread waits for another thread's syscall, a signal (EINTR, never restarted after a handler) or its timeout on the virtual clock (the time left is written back); the signal mask given holds for the call", sysPpoll},
 	"poll":            {Partial, "as ppoll, the timeout in milliseconds", sysPoll},
-	"pselect6":        {Partial, "as ppoll; nothing is exceptional; the signal mask is not applied", sysPselect6},
+	"pselect6":        {Partial, "as ppoll; nothing is exceptional", sysPselect6},
 
 	// Memory (mmap.go).
 	"brk":      {Full, "", sysBrk},

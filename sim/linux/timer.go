@@ -806,12 +806,16 @@ func (p *Process) pollDeadline(timeout uint64, timed bool) (uint64, bool) {
 }
 
 // pollBlock is what a poll-like call with nothing ready returns: 0 when
-// its deadline has passed, else the wait (for another thread's syscall or
-// the deadline) with ERESTARTNOHAND for a signal.
+// its deadline has passed, ERESTARTNOHAND when a signal its mask lets
+// through is pending, else the wait (for another thread's syscall or the
+// deadline) with ERESTARTNOHAND for a signal.
 func (p *Process) pollBlock(what string, deadline uint64, timed bool) uint64 {
 	if timed && deadline <= p.monoNow() {
 		p.cur.hasDeadline = false
 		return 0
+	}
+	if p.sig.next() >= 0 {
+		return errno(errRestartNoHand)
 	}
 	if !timed {
 		what += " and no timeout"
@@ -820,6 +824,29 @@ func (p *Process) pollBlock(what string, deadline uint64, timed bool) uint64 {
 	p.timer.blockRestart = errno(errRestartNoHand)
 	p.timer.blockDeadline, p.timer.blockTimed = deadline, timed
 	return errno(errRestart)
+}
+
+// pollMask applies the signal mask ppoll or pselect6 is given (addr 0:
+// none) for the length of the call, as rt_sigsuspend does: it comes back
+// when the call returns, or through the frame of a handler the call's
+// end runs (finishRestart, handleSignal).
+func (p *Process) pollMask(addr, size uint64) uint64 {
+	if addr == 0 {
+		return 0
+	}
+	if size != 8 {
+		return errno(EINVAL)
+	}
+	b, ok := p.readGuest(addr, 8)
+	if !ok {
+		return errno(EFAULT)
+	}
+	t := p.sig
+	if !t.hasSaved { // a run again after a wait keeps the first saved mask
+		t.saved, t.hasSaved = t.mask, true
+	}
+	t.mask = p.order().Uint64(b) &^ unblockable
+	return 0
 }
 
 // pollLeft writes the time left before deadline at addr (ppoll and

@@ -386,3 +386,54 @@ func TestSleepWithTimer(t *testing.T) {
 	require.Equal(t, uint64(0x40_0000), p.Core.PC())
 	require.Zero(t, p.timer.restart, "settled: EINTR for the handler")
 }
+
+// TestPpollMask: ppoll's mask holds for the call: a signal it unblocks
+// that is pending ends the call (ERESTARTNOHAND, so EINTR for the
+// handler) whose frame then holds the mask from before the call; with
+// nothing pending and a timeout, one thread's ppoll lets the clock jump to
+// it and returns 0, the mask restored.
+func TestPpollMask(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, buf := testProcess(t, arch)
+			o := p.order()
+			require.Equal(t, uint64(0), dispatch(t, p, "pipe2", buf, 0))
+			rfd, _ := p.Mem.Load(buf, 4, o)
+			pfd := buf + 0x10 // struct pollfd {fd, events POLLIN, revents}
+			require.True(t, p.writeGuest(pfd, appendU32(p, appendU32(p, nil, uint32(rfd)), uint32(pollin)<<map[string]uint{"arm64": 0, "s390x": 16}[arch])))
+			mask := buf + 0x20
+			require.True(t, p.writeGuest(mask, appendU64(o, nil, sigBit(10))))
+			require.Equal(t, uint64(0), dispatch(t, p, "rt_sigprocmask", 0, mask, 0, 8))
+
+			// Nothing pending: the 2 ms timeout passes on the clock.
+			zero := buf + 0x28
+			require.True(t, p.writeGuest(zero, appendU64(o, nil, 0)))
+			ts := putTimespecs(t, p, buf+0x40, 2e6)
+			start := p.monoNow()
+			pc := p.Core.PC()
+			dispatch(t, p, "ppoll", pfd, 1, ts, zero, 8)
+			require.Equal(t, pc-p.Arch.SyscallInsnLen, p.Core.PC(), "it waited: the core runs the call again")
+			p.Core.SetPC(pc)
+			p.Syscall(p.Machine)
+			var st cpu.State
+			p.Core.State(&st)
+			require.Equal(t, uint64(0), st.GPR[p.Arch.SyscallResult])
+			require.Equal(t, start+2e6, p.monoNow())
+			require.Equal(t, sigBit(10), p.sig.mask, "restored")
+			require.Equal(t, []uint64{0, 0}, []uint64{u64At(t, p, ts), u64At(t, p, ts+8)}, "no time left")
+			require.Equal(t, errno(EINVAL), dispatch(t, p, "ppoll", pfd, 1, ts, zero, 4))
+
+			// SIGUSR1 pending, unblocked by ppoll's mask: its handler runs.
+			sa := buf + 0x100
+			require.True(t, p.writeGuest(sa, appendU64(o, nil, 0x40_0000)))
+			require.Equal(t, uint64(0), dispatch(t, p, "rt_sigaction", 10, sa, 0, 8))
+			require.Equal(t, uint64(0), dispatch(t, p, "tgkill", guestPID, guestPID, 10))
+			require.Equal(t, uint64(0), p.Delivered())
+			dispatch(t, p, "ppoll", pfd, 1, 0, zero, 8)
+			require.Equal(t, uint64(1), p.Delivered())
+			require.Equal(t, uint64(0x40_0000), p.Core.PC())
+			require.False(t, p.sig.hasSaved, "the frame holds the mask from before")
+			require.Zero(t, p.timer.restart)
+		})
+	}
+}

@@ -222,6 +222,22 @@ int main(void) {
 	r = read(pipefd[0], &c, 1);
 	printf("read with SA_RESTART = %d '%c'\n", (int)r, c);
 
+	// pselect's mask: SIGALRM blocked but for the call, which it ends.
+	handle(SIGALRM, on_alarm, SA_RESTART);
+	sigprocmask(SIG_BLOCK, &alrm, &old);
+	sigset_t during = old;
+	sigdelset(&during, SIGALRM);
+	alarms = 0;
+	every_ms(10);
+	r = pselect(0, 0, 0, 0, 0, &during);
+	oneshot_ms(0);
+	seen = alarms;
+	sigpending(&pend);
+	if (sigismember(&pend, SIGALRM))
+		sigwait(&alrm, &sig);
+	sigprocmask(SIG_SETMASK, &old, 0);
+	printf("pselect = %d (%s), alarms %d\n", r, errno == EINTR ? "EINTR" : "?", seen);
+
 	// A poll that times out, and an absolute sleep.
 	if (pipe(pipefd) != 0)
 		return 1;
