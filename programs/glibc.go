@@ -129,20 +129,22 @@ func SignalBinaries(arch string) []Binary { return sourceBinaries("signals", Sig
 func sourceBinaries(folder string, configs []Config, arch string) []Binary {
 	dir := filepath.Join(Dir(), folder)
 	files, _ := filepath.Glob(filepath.Join(dir, "src", "*.c"))
+	cxx, _ := filepath.Glob(filepath.Join(dir, "src", "*.cc"))
+	files = append(files, cxx...)
 	var out []Binary
 	for _, c := range configs {
 		if arch != "" && c.Arch != arch {
 			continue
 		}
 		for _, f := range files {
-			n := strings.TrimSuffix(filepath.Base(f), ".c")
+			n := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".cc"), ".c")
 			out = append(out, Binary{Config: c, Name: n, Path: filepath.Join(dir, "bin", c.Name, n)})
 		}
 	}
 	return out
 }
 
-// The thread programs: C sources in threads/src linked against Debian
+// The thread programs: C (and C++) sources in threads/src linked against Debian
 // 12's cross glibc (pthreads), statically and dynamically, into
 // threads/bin/CONFIG/NAME; arm64 for Armv8.0 (exclusive pairs) and
 // Armv8.1 (LSE atomics). Rebuild with `make -C programs/threads`. Their

@@ -199,6 +199,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			ts := p.ThreadStats()
 			fmt.Fprintf(stderr, "threads: %d\n", ts.Threads)
 			fmt.Fprintf(stderr, "context switches: %d\n", ts.Switches)
+			fmt.Fprintf(stderr, "signals delivered: %d\n", p.Delivered())
 			if ts.Threads > 1 {
 				for _, t := range ts.Insns {
 					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)

@@ -1479,14 +1479,28 @@ func (p *Process) copyFiles(in, out *openFile, inOff, outOff int64, n uint64) (u
 
 // sysPpoll reports every descriptor ready for what it asks, except an
 // empty pipe with a writer (not readable) and a full pipe (not writable);
-// with one thread nothing changes while it waits, so a call that finds
-// nothing ready and waits for ever is a deadlock.
+// with nothing ready it waits for another thread's syscall or its timeout
+// on the virtual clock (timer.go); with one thread and no timeout nothing
+// changes while it waits, so a call that would wait for ever is a
+// deadlock.
 func sysPpoll(p *Process, a [6]uint64) uint64 {
-	return p.poll(a[0], a[1], a[2] != 0, a[2])
+	var timeout uint64
+	if a[2] != 0 {
+		ns, r := p.readTimeout(a[2])
+		if r != 0 {
+			return r
+		}
+		timeout = ns
+	}
+	if r := p.pollMask(a[3], a[4]); r != 0 {
+		return r
+	}
+	return p.poll(a[0], a[1], a[2] != 0, timeout, a[2])
 }
 
 func sysPoll(p *Process, a [6]uint64) uint64 {
-	return p.poll(a[0], a[1], int32(a[2]) >= 0, 0)
+	ms := int32(a[2])
+	return p.poll(a[0], a[1], ms >= 0, uint64(max(ms, 0))*1e6, 0)
 }
 
 // Poll events (asm-generic poll.h).
@@ -1529,7 +1543,7 @@ func (p *Process) readiness(fd uint64, ev uint64) uint64 {
 	return ev & (pollin | pollout | pollrdnorm | pollwrnorm)
 }
 
-func (p *Process) poll(addr, n uint64, bounded bool, tsAddr uint64) uint64 {
+func (p *Process) poll(addr, n uint64, timed bool, timeout, tsAddr uint64) uint64 {
 	if n > maxFDs {
 		return errno(EINVAL)
 	}
@@ -1554,13 +1568,14 @@ func (p *Process) poll(addr, n uint64, bounded bool, tsAddr uint64) uint64 {
 	if !p.writeGuest(addr, b) {
 		return errno(EFAULT)
 	}
+	deadline, timed := p.pollDeadline(timeout, timed)
 	if ready == 0 {
-		if !bounded {
-			return p.wouldBlock("poll with no descriptor ready and no timeout")
+		if r := p.pollBlock("poll with no descriptor ready", deadline, timed); r != 0 {
+			return r
 		}
-		if tsAddr != 0 {
-			p.sleep(tsAddr)
-		}
+	}
+	if tsAddr != 0 && !p.pollLeft(tsAddr, deadline) {
+		return errno(EFAULT)
 	}
 	return ready
 }
@@ -1569,14 +1584,31 @@ func (p *Process) poll(addr, n uint64, bounded bool, tsAddr uint64) uint64 {
 // sigmask): the sets are arrays of longs in the guest's byte order, fd i
 // at bit i%64 of long i/64. Readable is POLLIN or a hang-up, writable
 // POLLOUT or an error; nothing is ever exceptional. With none ready it
-// returns at once for a zero timeout, after the virtual time has passed
-// for another (writing back the time left, zero, as Linux does), and
-// would block for ever without one.
+// returns at once for a zero timeout, else waits as poll does, and
+// writes back the time left, as Linux does.
 func sysPselect6(p *Process, a [6]uint64) uint64 {
 	nfds := a[0]
 	if int32(nfds) < 0 || nfds > maxFDs {
 		return errno(EINVAL)
 	}
+	var timeout uint64
+	if a[4] != 0 {
+		ns, r := p.readTimeout(a[4])
+		if r != 0 {
+			return r
+		}
+		timeout = ns
+	}
+	if a[5] != 0 { // struct { const sigset_t *ss; size_t ss_len; }
+		b, ok := p.readGuest(a[5], 16)
+		if !ok {
+			return errno(EFAULT)
+		}
+		if r := p.pollMask(p.order().Uint64(b), p.order().Uint64(b[8:])); r != 0 {
+			return r
+		}
+	}
+	deadline, timed := p.pollDeadline(timeout, a[4] != 0)
 	words := (nfds + 63) / 64
 	o := p.order()
 	sets := [3][]uint64{}
@@ -1623,15 +1655,12 @@ func sysPselect6(p *Process, a [6]uint64) uint64 {
 		}
 	}
 	if ready == 0 {
-		if a[4] == 0 {
-			return p.wouldBlock("pselect6 with no descriptor ready and no timeout")
+		if r := p.pollBlock("pselect6 with no descriptor ready", deadline, timed); r != 0 {
+			return r
 		}
-		if e := p.sleep(a[4]); e != 0 {
-			return e
-		}
-		if !p.writeGuest(a[4], make([]byte, 16)) {
-			return errno(EFAULT)
-		}
+	}
+	if a[4] != 0 && !p.pollLeft(a[4], deadline) {
+		return errno(EFAULT)
 	}
 	for k := range sets {
 		if sets[k] == nil {

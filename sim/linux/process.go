@@ -120,6 +120,8 @@ type Process struct {
 	// exits and signal entries and returns (threadhook.go).
 	OnThread func(ThreadEvent)
 
+	timer timerState // timers, and the slice and restart state (timer.go)
+
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
 	root   string     // Config.Root, absolute and free of links ("" = none)

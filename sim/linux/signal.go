@@ -14,8 +14,9 @@ import (
 // syscall returns; a fault becomes its signal at once. Delivery builds the
 // architecture's frame on the stack (sigframe_aarch64.go, sigframe_zarch.go)
 // and enters the handler; rt_sigreturn restores what the frame holds.
-// Nothing here runs between two instructions unless a syscall or a fault
-// ended the core's run, so the run loop pays nothing.
+// Nothing here runs between two instructions unless a syscall, a fault or
+// a timer's expiry (timer.go) ended the core's run, so the run loop pays
+// nothing.
 
 // sa_flags bits (the same on arm64 and s390x).
 const (
@@ -65,6 +66,7 @@ const (
 	siKindKill  sigKind = iota // _kill: pid, uid
 	siKindRT                   // _rt: pid, uid, sigval
 	siKindFault                // _sigfault: addr
+	siKindTimer                // _timer: tid (the timer's id), overrun, sigval
 )
 
 // sigInfo is one pending signal.
@@ -77,6 +79,12 @@ type sigInfo struct {
 	uid   uint32
 	value uint64 // sigval
 	addr  uint64 // si_addr
+	// timerID and overrun are a POSIX timer's si_tid and si_overrun;
+	// timer is that timer (its overrun count is settled when the signal
+	// is taken).
+	timerID uint32
+	overrun uint32
+	timer   *ptimer
 	// fault, for a signal raised by an instruction's fault, is the fault
 	// the run ends with when the guest does not handle it; cause, for
 	// other signals, says where they came from in that message.
@@ -101,6 +109,10 @@ type sigThread struct {
 	altSP    uint64
 	altSize  uint64
 	altFlags uint32 // SS_AUTODISARM as given
+	// saved is the mask rt_sigsuspend replaced (hasSaved): the first
+	// handler frame records it, or it comes back if no handler runs.
+	saved    uint64
+	hasSaved bool
 }
 
 // maxQueued bounds the queued real-time signals (RLIMIT_SIGPENDING):
@@ -208,16 +220,14 @@ func (p *Process) sendSignalTo(th *thread, in sigInfo) uint64 {
 		return errno(EINVAL)
 	}
 	t := th.sig
+	if p.waitTakes(th, &in) {
+		return 0 // rt_sigtimedwait took it
+	}
 	if p.ignored(t, in.signo) {
 		return 0
 	}
-	switch {
-	case t.blocked(in.signo):
-	case th.state == threadFutex:
-		p.wakeThread(th, errno(EINTR))
-	case th.state == threadIO:
-		// Its call runs again after the handler, as with SA_RESTART.
-		th.state = threadRunnable
+	if !t.blocked(in.signo) && th.state != threadRunnable && th.state != threadExited {
+		p.interrupt(th, in.signo) // as Linux's restart rules say (timer.go)
 	}
 	if in.signo < 32 {
 		for _, q := range t.pending {
@@ -270,6 +280,7 @@ func (p *Process) deliverSignals() {
 		}
 		in := t.pending[i]
 		t.pending = slices.Delete(t.pending, i, i+1)
+		p.timerTaken(&in)
 		p.handleSignal(&in)
 	}
 }
@@ -293,14 +304,19 @@ func (p *Process) handleSignal(in *sigInfo) {
 		return
 	}
 	t := p.sig
+	a := *act
+	p.restartForHandler(a.flags)
 	var st cpu.State
 	p.Core.State(&st)
-	a := *act
 	fromPC, fromSP := st.PC, st.GPR[p.Arch.DwarfSP]
 	if a.flags&saResethand != 0 {
 		act.handler = sigDfl
 	}
-	if err := abi.setup(p, &st, in, &a, t.mask); err != nil {
+	oldmask := t.mask
+	if t.hasSaved {
+		oldmask, t.hasSaved = t.saved, false // rt_sigsuspend's mask
+	}
+	if err := abi.setup(p, &st, in, &a, oldmask); err != nil {
 		// Linux's force_sigsegv: a frame that cannot be written kills
 		// with SIGSEGV (through its handler, unless that is the one
 		// that failed).
@@ -529,6 +545,10 @@ func (w *frameWriter) siginfo(addr uint64, in *sigInfo) {
 		w.u64(addr+24, in.value)
 	case siKindFault:
 		w.u64(addr+16, in.addr)
+	case siKindTimer:
+		w.u32(addr+16, in.timerID)
+		w.u32(addr+20, in.overrun)
+		w.u64(addr+24, in.value)
 	}
 }
 

@@ -154,6 +154,7 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		p.reschedule()
 		return
 	}
+	p.cur.hasDeadline = false // the call is over (a poll's deadline with it)
 	if p.noResult {
 		if call != "" {
 			fmt.Fprintf(p.Cfg.Strace, "%s = ?\n", call)
@@ -162,13 +163,14 @@ func (p *Process) Syscall(m *cpu.Machine) {
 		if call != "" {
 			fmt.Fprintf(p.Cfg.Strace, "%s %s\n", call, formatResult(name, r))
 		}
-		p.Core.SetSyscallResult(r)
+		p.setResult(p.cur, r) // a restart code waits for the signals (timer.go)
 	}
 	// Signals the call raised or unblocked are delivered on its way
 	// back, as Linux does on return to user space.
 	if len(p.sig.pending) != 0 {
 		p.deliverSignals()
 	}
+	p.finishRestart()
 	if p.ioWaiters != 0 {
 		p.wakeIO()
 	}
@@ -295,9 +297,9 @@ var sysDefs = map[string]sysDef{
 	"pipe":            {Partial, "as pipe2", sysPipe},
 	"sendfile":        {Full, "", sysSendfile},
 	"copy_file_range": {Full, "", sysCopyFileRange},
-	"ppoll":           {Partial, "files are always ready; pipes as their contents say", sysPpoll},
-	"poll":            {Partial, "as ppoll", sysPoll},
-	"pselect6":        {Partial, "as ppoll; nothing is exceptional; the signal mask is not applied", sysPselect6},
+	"ppoll":           {Partial, "files are always ready; pipes as their contents say; with none ready the thread waits for another thread's syscall, a signal (EINTR, never restarted after a handler) or its timeout on the virtual clock (the time left is written back); the signal mask given holds for the call", sysPpoll},
+	"poll":            {Partial, "as ppoll, the timeout in milliseconds", sysPoll},
+	"pselect6":        {Partial, "as ppoll; nothing is exceptional", sysPselect6},
 
 	// Memory (mmap.go).
 	"brk":      {Full, "", sysBrk},
@@ -312,11 +314,23 @@ var sysDefs = map[string]sysDef{
 	"exit":              {Full, "ends the calling thread; the last one ends the process", sysExit},
 	"exit_group":        {Full, "", sysExitGroup},
 	"uname":             {Full, "fixed: Linux 6.1.0, nodename simrun", sysUname},
-	"clock_gettime":     {Full, "virtual clock derived from retired instructions; REALTIME starts 2026-01-01", sysClockGettime},
+	"clock_gettime":     {Full, "virtual clock derived from retired instructions; REALTIME starts 2026-01-01; the CPU clocks (PROCESS_CPUTIME, THREAD_CPUTIME, clock_getcpuclockid's) count retired instructions, 1 ns each", sysClockGettime},
 	"clock_getres":      {Full, "1 ns", sysClockGetres},
 	"gettimeofday":      {Full, "virtual clock", sysGettimeofday},
-	"nanosleep":         {Full, "advances the virtual clock", sysNanosleep},
-	"clock_nanosleep":   {Full, "advances the virtual clock", sysClockNanosleep},
+	"nanosleep":         {Full, "the thread waits on the virtual clock while the others run (alone, the clock jumps on); a handled signal ends it with EINTR and the time left", sysNanosleep},
+	"clock_nanosleep":   {Partial, "as nanosleep, on REALTIME, MONOTONIC and BOOTTIME, relative or TIMER_ABSTIME; CPU clocks are refused (PROCESS_CPUTIME ENOTSUP, THREAD_CPUTIME EINVAL)", sysClockNanosleep},
+	"alarm":             {Full, "ITIMER_REAL in seconds", sysAlarm},
+	"setitimer":         {Full, "ITIMER_REAL on the virtual clock; ITIMER_VIRTUAL and ITIMER_PROF count the process's retired instructions (1 ns each, user and system time alike); the signal comes at the instruction where the timer expires", sysSetitimer},
+	"getitimer":         {Full, "", sysGetitimer},
+	"timer_create":      {Full, "REALTIME, MONOTONIC, BOOTTIME and the CPU clocks; SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID (glibc's SIGEV_THREAD is built on it); ids 0, 1, 2, ...", sysTimerCreate},
+	"timer_settime":     {Full, "relative or TIMER_ABSTIME; an expiry while the signal is pending counts as an overrun", sysTimerSettime},
+	"timer_gettime":     {Full, "", sysTimerGettime},
+	"timer_getoverrun":  {Full, "", sysTimerGetoverrun},
+	"timer_delete":      {Full, "", sysTimerDelete},
+	"pause":             {Full, "the thread waits for a signal that runs a handler; with nothing that could send one, the deadlock report", sysPause},
+	"rt_sigsuspend":     {Full, "as pause, with the mask given; the handler's frame holds the old mask", sysRtSigsuspend},
+	"rt_sigtimedwait":   {Full, "takes a pending signal of the set (sigwait, sigwaitinfo, sigtimedwait), or waits for one: EAGAIN at the timeout, EINTR for another signal's handler", sysRtSigtimedwait},
+	"restart_syscall":   {Full, "EINTR: simrun runs interrupted calls again itself", sysRestartSyscall},
 	"getrandom":         {Full, "deterministic bytes from --seed, continuing the AT_RANDOM stream (qemu-user passes getrandom to the host)", sysGetrandom},
 	"set_tid_address":   {Full, "", sysSetTidAddress},
 	"set_robust_list":   {Denied, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list; only robust mutexes held by a dying thread notice)", sysENOSYS},
@@ -332,7 +346,7 @@ var sysDefs = map[string]sysDef{
 	"getsid":            {Full, "session 1000", sysGetpgid},
 	"setpgid":           {Partial, "to itself only", sysSetpgid},
 	"getgroups":         {Full, "no supplementary groups", sysZero},
-	"rt_sigaction":      {Full, "handlers run with qemu-user 7.2's frames; SA_SIGINFO, SA_ONSTACK, SA_NODEFER, SA_RESETHAND, SA_RESTORER (SA_RESTART is kept: no call blocks in a way a signal could interrupt)", sysRtSigaction},
+	"rt_sigaction":      {Full, "handlers run with qemu-user 7.2's frames; SA_SIGINFO, SA_ONSTACK, SA_NODEFER, SA_RESETHAND, SA_RESTORER, SA_RESTART (a call a handler interrupts returns EINTR or runs again by Linux's rules: pipe reads and writes and futex waits restart with SA_RESTART; sleeps, poll, select, pause and sigsuspend never do)", sysRtSigaction},
 	"rt_sigprocmask":    {Full, "", sysRtSigprocmask},
 	"rt_sigpending":     {Full, "", sysRtSigpending},
 	"sigaltstack":       {Full, "", sysSigaltstack},
@@ -343,7 +357,7 @@ var sysDefs = map[string]sysDef{
 	"prlimit64":         {Partial, "reads only: STACK 8 MiB, NOFILE 1024/4096, others unlimited", sysPrlimit64},
 	"getrlimit":         {Partial, "as prlimit64", sysGetrlimit},
 	"sched_yield":       {Full, "the next runnable thread runs (round robin by tid)", sysSchedYield},
-	"futex":             {Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, WAKE_OP, LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; timeouts on the virtual clock; a signal interrupts a wait with EINTR; no FUTEX_FD or requeue-PI", sysFutex},
+	"futex":             {Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, WAKE_OP, LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; timeouts on the virtual clock; a handled signal ends a wait with EINTR (a wait without timeout restarts with SA_RESTART, LOCK_PI always); no FUTEX_FD or requeue-PI", sysFutex},
 	"tgkill":            {Full, "to any thread of the process", sysTgkill},
 	"tkill":             {Full, "to any thread of the process", sysTkill},
 	"getcpu":            {Full, "CPU 0, node 0", sysGetcpu},
@@ -451,12 +465,20 @@ const (
 	epoch2026      = 1767225600 // 2026-01-01T00:00:00Z
 )
 
+// clockNanos is clock id's time: the wall clocks on the virtual clock,
+// the CPU clocks in retired instructions (see timer.go).
 func (p *Process) clockNanos(id uint64) (uint64, bool) {
+	if kind, th, ok, valid := p.cpuClock(id); ok {
+		if !valid {
+			return 0, false
+		}
+		return p.cpuNanos(kind, th), true
+	}
 	ns := p.VirtualNanos() + p.clockOff
 	switch id {
 	case clockRealtime, 8 /* REALTIME_ALARM */, 5 /* REALTIME_COARSE */ :
 		return ns + epoch2026*1e9, true
-	case clockMonotonic, 2 /* PROCESS_CPUTIME */, 3 /* THREAD_CPUTIME */, 4 /* MONOTONIC_RAW */, 6 /* MONOTONIC_COARSE */, 7 /* BOOTTIME */, 9:
+	case clockMonotonic, 4 /* MONOTONIC_RAW */, 6 /* MONOTONIC_COARSE */, 7 /* BOOTTIME */, 9:
 		return ns, true
 	}
 	return 0, false
@@ -498,37 +520,6 @@ func sysGettimeofday(p *Process, a [6]uint64) uint64 {
 		return errno(EFAULT)
 	}
 	return 0
-}
-
-func (p *Process) sleep(tsAddr uint64) uint64 {
-	b, ok := p.readGuest(tsAddr, 16)
-	if !ok {
-		return errno(EFAULT)
-	}
-	sec, nsec := p.order().Uint64(b), p.order().Uint64(b[8:])
-	if int64(sec) < 0 || nsec >= 1e9 {
-		return errno(EINVAL)
-	}
-	p.clockOff += sec*1e9 + nsec
-	return 0
-}
-
-func sysNanosleep(p *Process, a [6]uint64) uint64 { return p.sleep(a[0]) }
-
-func sysClockNanosleep(p *Process, a [6]uint64) uint64 {
-	const timerAbstime = 1
-	if a[1]&timerAbstime != 0 {
-		b, ok := p.readGuest(a[2], 16)
-		if !ok {
-			return errno(EFAULT)
-		}
-		want := p.order().Uint64(b)*1e9 + p.order().Uint64(b[8:])
-		if now, ok := p.clockNanos(a[0]); ok && want > now {
-			p.clockOff += want - now
-		}
-		return 0
-	}
-	return p.sleep(a[2])
 }
 
 func sysGetrandom(p *Process, a [6]uint64) uint64 {

@@ -34,18 +34,19 @@ import (
 //
 // A call that must wait for another thread — a read from an empty pipe
 // whose write end is open, a write to a full one, a poll with nothing
-// ready and no timeout — blocks its thread with the pc back on the
-// syscall instruction; when any other thread completes a syscall the
-// waiter becomes runnable and runs the call again (Linux's restart of an
-// interrupted call, which also happens after a signal handler, as with
-// SA_RESTART).
+// ready — blocks its thread with the pc back on the syscall instruction;
+// when any other thread completes a syscall the waiter becomes runnable
+// and runs the call again. A signal ends such a wait as Linux's restart
+// rules say (timer.go).
 //
 // Timed waits use the virtual clock (CLOCK_MONOTONIC as
 // clock_gettime reports it). A waiter whose deadline has passed is woken
-// with ETIMEDOUT at the next scheduling point; when every thread waits
-// and one has a deadline, virtual time jumps to the earliest deadline
-// (Process.clockOff), as an idle machine's clock would run on. When every
-// thread waits and none has a deadline the program can never continue:
+// (a futex wait with ETIMEDOUT) at the next scheduling point; when every
+// thread waits and one has a deadline or a wall timer is armed, virtual
+// time jumps to the earliest of them (Process.clockOff), as an idle
+// machine's clock would run on. Sleeps, signal waits and timers are in
+// timer.go. When every thread waits and nothing is pending the program
+// can never continue:
 // the run ends with a deadlock fault listing each thread's tid, state, pc
 // and futex, with status 128+SIGKILL (137), as a watchdog killing a hung
 // process would leave it.
@@ -63,6 +64,7 @@ const (
 	threadRunnable threadState = iota // running or ready to run
 	threadFutex                       // waiting on a futex word
 	threadIO                          // waiting for a pipe (or poll) another thread may serve
+	threadWait                        // sleeping or waiting for a signal (timer.go)
 	threadExited
 )
 
@@ -93,6 +95,11 @@ type thread struct {
 	insns uint64 // instructions retired while it ran (up to its last switch)
 
 	ioWhat string // what a threadIO wait waits for
+	// ioRestart is the restart code a signal gives a threadIO wait (0:
+	// ERESTARTSYS); rewound says its pc is back on the syscall.
+	ioRestart uint64
+	rewound   bool
+	tw        *timedWait // a threadWait wait
 }
 
 // ThreadStats are a run's thread figures for --stats.
@@ -156,16 +163,17 @@ func (p *Process) threadByTid(tid uint64) *thread {
 // setSlice starts the running thread's quantum: the core stops after it
 // while other threads exist, and never for a single thread.
 func (p *Process) setSlice() {
+	p.timer.quantumEnd = 0
 	if len(p.threads) > 1 {
-		p.SetSliceEnd(p.Insns + p.quantum)
-	} else {
-		p.SetSliceEnd(0)
+		p.timer.quantumEnd = p.Insns + p.quantum
 	}
+	p.armSlice()
 }
 
-// Preempt switches to the next runnable thread when the running one has
-// used its quantum (cpu.Preempter).
-func (p *Process) Preempt(m *cpu.Machine) { p.reschedule() }
+// Preempt fires the timers that have expired and switches to the next
+// runnable thread when the running one has used its quantum
+// (cpu.Preempter; see timer.go).
+func (p *Process) Preempt(m *cpu.Machine) { p.preempt() }
 
 // monoNow is the monotonic clock in nanoseconds.
 func (p *Process) monoNow() uint64 {
@@ -173,35 +181,30 @@ func (p *Process) monoNow() uint64 {
 	return ns
 }
 
-// reschedule runs the next thread: waiters whose deadline has passed
-// wake with ETIMEDOUT, the first runnable thread after the current one in
-// tid order runs (the current one last); with none runnable, time jumps
-// to the earliest deadline, and without one the run ends in deadlock.
+// reschedule runs the next thread: expired timers fire, waiters whose
+// deadline has passed wake (a futex wait with ETIMEDOUT), the first
+// runnable thread after the current one in tid order runs (the current
+// one last); with none runnable, time jumps to the earliest deadline or
+// wall-timer expiry, and without one the run ends in deadlock.
 func (p *Process) reschedule() {
-	for !p.Exited() {
+	for jumps := 0; !p.Exited(); jumps++ {
 		now := p.monoNow()
-		for _, t := range p.threads {
-			if t.state == threadFutex && t.hasDeadline && t.deadline <= now {
-				p.wakeThread(t, errno(ETIMEDOUT))
-			}
-		}
+		p.fireTimers()
+		p.wakeDue(now)
 		if t := p.nextRunnable(); t != nil {
 			p.switchTo(t)
 			break
 		}
-		var first *thread
-		for _, t := range p.threads {
-			if t.state == threadFutex && t.hasDeadline && (first == nil || t.deadline < first.deadline) {
-				first = t
-			}
-		}
-		if first == nil {
+		next, ok := p.nextWake()
+		if !ok || jumps > maxIdleJumps {
 			p.deadlock()
 			return
 		}
-		p.clockOff += first.deadline - now
+		p.clockOff += next - now
 	}
-	p.setSlice()
+	if !p.Exited() {
+		p.setSlice()
+	}
 }
 
 // nextRunnable is the first runnable thread after the current one in tid
@@ -264,12 +267,13 @@ func (p *Process) switchTo(t *thread) {
 		p.threadEvent(ThreadEvent{Kind: ThreadSwitched, Tid: t.tid, Prev: old.tid, PC: oldPC})
 	}
 	if t.hasResult {
-		p.Core.SetSyscallResult(t.result)
 		t.hasResult = false
+		p.setResult(t, t.result)
 	}
 	if len(p.sig.pending) != 0 {
 		p.deliverSignals()
 	}
+	p.finishRestart()
 }
 
 // wakeThread ends t's wait: its syscall returns r.
@@ -296,12 +300,16 @@ func (p *Process) block(addr uint64, bitset uint32, deadline uint64, hasDeadline
 // completed (wakeIO). With no other thread the run ends: nothing could
 // ever serve the call. It reports whether the thread waits.
 func (p *Process) waitIO() bool {
-	if len(p.threads) < 2 {
+	ts := &p.timer
+	if len(p.threads) < 2 && !p.canWaitAlone() {
+		ts.blockRestart, ts.blockTimed = 0, false
 		p.endSyscallFault("deadlock: %s (the process has one thread, so it would wait for ever)", p.blockWhat)
 		return false
 	}
 	t := p.cur
 	t.state, t.ioWhat = threadIO, p.blockWhat
+	t.ioRestart, t.deadline, t.hasDeadline = ts.blockRestart, ts.blockDeadline, ts.blockTimed
+	ts.blockRestart, ts.blockTimed = 0, false
 	p.Core.SetPC(p.Core.PC() - p.Arch.SyscallInsnLen)
 	p.ioWaiters++
 	return true
@@ -358,6 +366,14 @@ func (p *Process) listThreads() string {
 			}
 		case threadIO:
 			b.WriteString("in " + t.ioWhat)
+			if t.hasDeadline {
+				fmt.Fprintf(&b, " until %d ns", t.deadline)
+			}
+		case threadWait:
+			b.WriteString("in " + t.tw.what)
+			if t.hasDeadline {
+				fmt.Fprintf(&b, " until %d ns", t.deadline)
+			}
 		default:
 			b.WriteString("runnable")
 		}

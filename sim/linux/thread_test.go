@@ -163,7 +163,7 @@ func TestThreadPrograms(t *testing.T) {
 			names = append(names, filepath.Base(b.Path))
 		}
 	}
-	require.Equal(t, []string{"atomics", "barrier", "deadlock", "pipe", "prodcons", "racy", "tls", "worksplit"}, names)
+	require.Equal(t, []string{"atomics", "barrier", "deadlock", "pipe", "prodcons", "racy", "timers", "tls", "worksplit", "cxxthreads"}, names)
 }
 
 // TestRandomSched: with the random scheduler the racy program's output
