@@ -26,6 +26,7 @@ type guestFlags struct {
 	setEnv    multiFlag
 	unsetEnv  multiFlag
 	quantum   *uint64
+	robust    *bool
 	sched     *string
 }
 
@@ -42,6 +43,7 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 		maxMemory: addMaxMemoryFlag(fs),
 		cleanEnv:  fs.Bool("clean-env", false, "start the guest with an empty environment instead of simrun's own (--env still adds)"),
 		sched:     fs.String("sched", "rr", "how the next guest thread is chosen: `POLICY` rr (round robin by tid) or random (seeded by --seed, to shake out races)"),
+		robust:    fs.Bool("robust-futexes", false, "accept set_robust_list and release a dying thread's robust mutexes, as Linux does (default: ENOSYS, as qemu-user 7.2, whose instruction counts simrun then matches)"),
 		quantum:   fs.Uint64("quantum", linux.DefaultQuantum, "a guest thread runs `N` retired instructions before the next runnable one (round robin by tid); the same N gives the same interleaving"),
 	}
 	for _, name := range []string{"env", "E"} {
@@ -73,6 +75,7 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) error {
 	cfg.MaxMemory = uint64(*g.maxMemory)
 	cfg.Quantum = *g.quantum
 	cfg.RandomSched = *g.sched == "random"
+	cfg.RobustFutexes = *g.robust
 	if *g.strace {
 		cfg.Strace = stderr
 	}

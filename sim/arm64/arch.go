@@ -174,6 +174,7 @@ var syscalls = map[string]uint64{
 	"set_tid_address":   96,
 	"futex":             98,
 	"set_robust_list":   99,
+	"get_robust_list":   100,
 	"nanosleep":         101,
 	"getitimer":         102,
 	"setitimer":         103,

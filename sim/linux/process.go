@@ -61,6 +61,11 @@ type Config struct {
 	// ones instead of round robin, from a generator seeded with Seed:
 	// another seed, another interleaving; the same seed, the same one.
 	RandomSched bool
+	// RobustFutexes accepts set_robust_list as Linux does and releases a
+	// dying thread's robust futexes (robust.go); off, the call gives
+	// ENOSYS as under qemu-user 7.2, whose runs simrun then matches
+	// instruction for instruction.
+	RobustFutexes bool
 }
 
 // Process is one simulated Linux process: the machine that runs it and

@@ -76,6 +76,8 @@ type thread struct {
 	sig      *sigThread
 	state    threadState
 	clearTid uint64 // set_tid_address / CLONE_CHILD_CLEARTID
+	// robustList is the head set_robust_list registered (robust.go).
+	robustList uint64
 
 	// A futex wait: the word's address, the wake bitset, whether it is a
 	// priority-inheritance lock (LOCK_PI), the order it began in, and
@@ -558,6 +560,7 @@ func (p *Process) clone(c cloneArgs) uint64 {
 // pthread_join expects; then the next thread runs.
 func (p *Process) exitThread() {
 	t := p.cur
+	p.walkRobustList()
 	if t.clearTid != 0 && p.Mem.Store(t.clearTid, 4, 0, p.order()) {
 		p.futexWake(t.clearTid, 1, ^uint32(0))
 	}

@@ -17,14 +17,16 @@ import (
 	"simrun/sim/linux"
 )
 
-// notQemu are the thread programs not compared with qemu-user: one
-// would hang it, one prints what the interleaving decides.
-var notQemu = map[string]bool{"deadlock": true, "racy": true}
+// notQemu are the thread programs not compared with qemu-user: two
+// would hang it (robust does, as qemu 7.2 keeps no robust futex lists),
+// one prints what the interleaving decides.
+var notQemu = map[string]bool{"deadlock": true, "racy": true, "robust": true}
 
 // threadRun runs a thread program under simrun.
 func threadRun(t *testing.T, b programs.Binary, quantum uint64) (stdout string, exit *cpu.Exit, insns uint64) {
 	t.Helper()
-	cfg := linux.Config{Args: []string{b.Path}, Seed: 1, Quantum: quantum, MaxInsns: 200_000_000}
+	cfg := linux.Config{Args: []string{b.Path}, Seed: 1, Quantum: quantum, MaxInsns: 200_000_000,
+		RobustFutexes: b.Name == "robust"} // (without, it waits for ever: TestRobustFutexes)
 	if b.Config.Dynamic {
 		sysroot := linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))
 		requireSysroot(t, sysroot)
@@ -133,6 +135,48 @@ func TestThreadDeadlock(t *testing.T) {
 	}
 }
 
+// TestRobustFutexes: with Config.RobustFutexes a thread that dies
+// holding a robust mutex leaves it to the next locker with EOWNERDEAD,
+// both to a waiter that slept through the death and to a later one, as
+// on Linux; without it (qemu-user 7.2's ENOSYS) glibc keeps no list and
+// the waiter waits for ever: simrun's deadlock report.
+func TestRobustFutexes(t *testing.T) {
+	var want strings.Builder
+	for round := range 2 {
+		fmt.Fprintf(&want, "round %d: lock after the owner died: EOWNERDEAD\nround %d: consistent: 0\n"+
+			"round %d: unlock: 0\nround %d: lock again: 0\n", round, round, round, round)
+	}
+	for _, b := range programs.ThreadBinaries("") {
+		if b.Name != "robust" {
+			continue
+		}
+		t.Run(b.Config.Name, func(t *testing.T) {
+			t.Parallel()
+			run := func(robust bool) (string, *cpu.Exit) {
+				cfg := linux.Config{Args: []string{b.Path}, Seed: 1, MaxInsns: 200_000_000, RobustFutexes: robust}
+				if b.Config.Dynamic {
+					cfg.Sysroot = linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))
+					requireSysroot(t, cfg.Sysroot)
+				}
+				var out bytes.Buffer
+				cfg.Stdout = &out
+				m, err := linux.Load(b.Path, cfg)
+				require.NoError(t, err)
+				exit, err := m.Run()
+				require.NoError(t, err)
+				return out.String(), exit
+			}
+			out, exit := run(true)
+			require.Equal(t, want.String(), out)
+			require.Equal(t, 0, exit.Status)
+			out, exit = run(false)
+			require.Empty(t, out)
+			require.Equal(t, 137, exit.Status)
+			require.Contains(t, exit.Fault.Error(), "deadlock: every thread waits")
+		})
+	}
+}
+
 // TestThreadMaxInsns: a multi-threaded run that ends at --max-insns
 // names every thread's pc.
 func TestThreadMaxInsns(t *testing.T) {
@@ -163,7 +207,7 @@ func TestThreadPrograms(t *testing.T) {
 			names = append(names, filepath.Base(b.Path))
 		}
 	}
-	require.Equal(t, []string{"atomics", "barrier", "deadlock", "pipe", "prodcons", "racy", "timers", "tls", "worksplit", "cxxthreads"}, names)
+	require.Equal(t, []string{"atomics", "barrier", "deadlock", "pipe", "prodcons", "racy", "robust", "timers", "tls", "worksplit", "cxxthreads"}, names)
 }
 
 // TestRandomSched: with the random scheduler the racy program's output

@@ -243,6 +243,7 @@ var syscalls = map[string]uint64{
 	"pselect6":          301,
 	"ppoll":             302,
 	"set_robust_list":   304,
+	"get_robust_list":   305,
 	"pipe2":             325,
 	"dup3":              326,
 	"prlimit64":         334,
