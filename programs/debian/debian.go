@@ -147,6 +147,16 @@ func Inputs() map[string][]byte {
 	}
 	in["big.txt"] = big.Bytes()
 
+	// lines.txt: 140,000 short lines, past GNU sort's 131,072 lines per
+	// thread (SUBTHREAD_LINES_HEURISTIC), so sort --parallel=2 sorts
+	// with two threads.
+	var many bytes.Buffer
+	for i := 0; i < 140_000; i++ {
+		x = x*1103515245 + 12345
+		fmt.Fprintf(&many, "%08x\n", x)
+	}
+	in["lines.txt"] = many.Bytes()
+
 	// data.bin: 3000 bytes of every value, for od and the checksums.
 	bin := make([]byte, 3000)
 	for i := range bin {

@@ -195,6 +195,7 @@ var cases = []tcase{
 	one("mkdir-mv-rm", run("/bin/mkdir", "-p", "x/y/z")).then(run("/bin/mv", "text.txt", "x/y/z/t")).
 		then(run("/bin/rm", "-r", "tree")).then(run("/bin/ls", "-R", ".")).out("x/y/z/t"),
 	one("sort-tempfiles", run("/usr/bin/sort", "-S", "64K", "-T", ".", "-k2,2", "-k1,1nr", "big.txt")),
+	one("sort-parallel", run("/usr/bin/sort", "--parallel=2", "-S", "16M", "lines.txt")),
 	one("symlink", run("/bin/ln", "-s", "../text.txt", "tree/link")).then(run("/bin/readlink", "tree/link")).
 		then(run("/usr/bin/stat", "-c", "%N %F %s", "tree/link")).then(run("/usr/bin/wc", "-l", "tree/link")),
 	one("touch", run("/bin/touch", "-m", "-d", "2001-02-03 04:05:06", "text.txt")).
