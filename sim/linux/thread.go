@@ -331,6 +331,14 @@ func (p *Process) wakeIO() {
 
 // deadlock ends the run: every thread waits and nothing can wake one.
 func (p *Process) deadlock() {
+	// Found as the running thread exits, the deadlock is shown (the
+	// message's pc, the backtrace) from the first thread that waits, not
+	// from the dead one.
+	if p.cur.state == threadExited && len(p.threads) > 0 {
+		t := p.threads[0]
+		p.Core.(cpu.ThreadCore).LoadThread(t.ctx)
+		p.cur, p.sig = t, t.sig
+	}
 	p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
 		Err: fmt.Errorf("deadlock: every thread waits and no timeout is pending; threads: %s", p.listThreads())})
 }
