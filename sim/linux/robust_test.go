@@ -52,7 +52,7 @@ func TestRobustListWalk(t *testing.T) {
 			require.Equal(t, uint64(futexOwnerDied), word(e1))
 
 			// A misaligned word stops the walk before the next entry.
-			put(head, e1|0, 8)
+			put(head, e1, 8)
 			put(head+8, off+1, 8)
 			put(e1, e2, 8)
 			put(e2, head, 8)
