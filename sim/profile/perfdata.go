@@ -261,6 +261,22 @@ var recordNames = map[uint32]string{recMMAP: "MMAP", recCOMM: "COMM", recEXIT: "
 // record wraps a body into a perf_event_header record. A record whose
 // size does not fit the header's 16 bits is an error: perf would read a
 // wrapped size and lose its place in the file.
+// taskRecord is the body of a PERF_RECORD_FORK or PERF_RECORD_EXIT
+// (include/uapi/linux/perf_event.h): the task, its parent, the time, and
+// the sample_id trailer of the task itself.
+//
+//	u32 pid, ppid; u32 tid, ptid; u64 time; sample_id
+func (p *PerfData) taskRecord(pid, tid, ppid, ptid uint32, t uint64) []byte {
+	var b buf
+	b.u32(pid)
+	b.u32(ppid)
+	b.u32(tid)
+	b.u32(ptid)
+	b.u64(t)
+	p.trailerTid(&b, t, idDummy, tid)
+	return b.Bytes()
+}
+
 func record(out *buf, typ uint32, misc uint16, body []byte) error {
 	if n := 8 + len(body); n > MaxRecordSize {
 		return fmt.Errorf("PERF_RECORD_%s of %d bytes is over perf's %d-byte record limit", recordNames[typ], n, MaxRecordSize)
@@ -357,14 +373,7 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	p.trailer(&it, p.Start, idSPE)
 	record(&d, recITRACEStart, 0, it.Bytes())
 	for _, t := range p.Threads {
-		var fk buf
-		fk.u32(p.PID)
-		fk.u32(p.PID)
-		fk.u32(t.Tid)
-		fk.u32(t.Parent)
-		fk.u64(t.Start)
-		p.trailerTid(&fk, t.Start, idDummy, t.Tid)
-		record(&d, recFORK, 0, fk.Bytes())
+		record(&d, recFORK, 0, p.taskRecord(p.PID, t.Tid, p.PID, t.Parent, t.Start))
 	}
 	for i, s := range p.Samples {
 		if len(s.Stack) > MaxCallchainFrames {
@@ -421,23 +430,9 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		if t.End == 0 {
 			continue
 		}
-		var ex buf
-		ex.u32(p.PID)
-		ex.u32(p.PID)
-		ex.u32(t.Tid)
-		ex.u32(t.Tid)
-		ex.u64(t.End)
-		p.trailerTid(&ex, t.End, idDummy, t.Tid)
-		record(&d, recEXIT, 0, ex.Bytes())
+		record(&d, recEXIT, 0, p.taskRecord(p.PID, t.Tid, p.PID, t.Tid, t.End))
 	}
-	var ex buf
-	ex.u32(p.PID)
-	ex.u32(1)
-	ex.u32(p.PID)
-	ex.u32(1)
-	ex.u64(p.End)
-	p.trailer(&ex, p.End, idDummy)
-	record(&d, recEXIT, 0, ex.Bytes())
+	record(&d, recEXIT, 0, p.taskRecord(p.PID, p.PID, 1, 1, p.End))
 	record(&d, recFinishRound, 0, nil)
 
 	if rerr != nil {
