@@ -78,41 +78,51 @@ func (c *Core) SetLog(l *cpu.Batch) {
 
 // State copies x0..x30, sp, NZCV and q0..q31.
 func (c *Core) State(s *cpu.State) {
-	s.PC = c.pc
-	if len(s.GPR) != 32 {
-		s.GPR = make([]uint64, 32)
-	}
-	copy(s.GPR, c.x[:31])
-	s.GPR[31] = c.x[rSP]
-	s.Flags = uint64(c.nzcv)
-	s.FPSR = uint64(c.fpsr)
-	s.FPCR = uint64(c.fpcr)
-	if len(s.Vec) != 32 {
-		s.Vec = make([][2]uint64, 32)
-	}
-	for i := range c.v {
-		s.Vec[i] = [2]uint64{c.v[i][1], c.v[i][0]}
-	}
+	userState(s, c.pc, c.x[:], &c.v, c.nzcv, c.fpsr, c.fpcr)
 }
 
 // SetState sets the registers State holds and clears the exclusive
 // monitor, as an exception return does (Arm ARM D1.2, ClearExclusiveLocal
 // on ERET).
 func (c *Core) SetState(s *cpu.State) {
-	c.pc = s.PC
+	setUserState(s, &c.pc, c.x[:], &c.v, &c.nzcv, &c.fpsr, &c.fpcr)
+	c.exclValid = false
+}
+
+// userState fills s from the user registers of the core or of a saved
+// thread context: x holds x0..x30 and sp at rSP, v the q registers.
+func userState(s *cpu.State, pc uint64, x []uint64, v *[32][2]uint64, nzcv, fpsr, fpcr uint32) {
+	s.PC = pc
+	if len(s.GPR) != 32 {
+		s.GPR = make([]uint64, 32)
+	}
+	copy(s.GPR, x[:31])
+	s.GPR[31] = x[rSP]
+	s.Flags = uint64(nzcv)
+	s.FPSR, s.FPCR = uint64(fpsr), uint64(fpcr)
+	if len(s.Vec) != 32 {
+		s.Vec = make([][2]uint64, 32)
+	}
+	for i := range v {
+		s.Vec[i] = [2]uint64{v[i][1], v[i][0]}
+	}
+}
+
+// setUserState is userState's inverse. Only the FPCR and FPSR bits
+// simrun implements are taken (writeSysReg).
+func setUserState(s *cpu.State, pc *uint64, x []uint64, v *[32][2]uint64, nzcv, fpsr, fpcr *uint32) {
+	*pc = s.PC
 	for i := 0; i < 31 && i < len(s.GPR); i++ {
-		c.x[i] = s.GPR[i]
+		x[i] = s.GPR[i]
 	}
 	if len(s.GPR) > 31 {
-		c.x[rSP] = s.GPR[31]
+		x[rSP] = s.GPR[31]
 	}
-	c.nzcv = uint32(s.Flags & 15)
-	// Only the FPCR and FPSR bits simrun implements (writeSysReg).
-	c.fpsr, c.fpcr = uint32(s.FPSR)&fpsrMask, uint32(s.FPCR)&fpcrDN
+	*nzcv = uint32(s.Flags & 15)
+	*fpsr, *fpcr = uint32(s.FPSR)&fpsrMask, uint32(s.FPCR)&fpcrDN
 	for i := 0; i < 32 && i < len(s.Vec); i++ {
-		c.v[i] = [2]uint64{s.Vec[i][1], s.Vec[i][0]}
+		v[i] = [2]uint64{s.Vec[i][1], s.Vec[i][0]}
 	}
-	c.exclValid = false
 }
 
 // SetGPR writes State.GPR[i] (x0-x30, 31 = sp), for the differential

@@ -51,20 +51,7 @@ var _ cpu.ThreadCore = (*Core)(nil)
 // (cpu.ContextStater), and returns its TPIDR_EL0.
 func (c *Core) ContextState(ctx any, s *cpu.State) uint64 {
 	t := ctx.(*threadContext)
-	s.PC = t.pc
-	if len(s.GPR) != 32 {
-		s.GPR = make([]uint64, 32)
-	}
-	copy(s.GPR, t.x[:31])
-	s.GPR[31] = t.x[rSP]
-	s.Flags = uint64(t.nzcv)
-	s.FPSR, s.FPCR = uint64(t.fpsr), uint64(t.fpcr)
-	if len(s.Vec) != 32 {
-		s.Vec = make([][2]uint64, 32)
-	}
-	for i := range t.v {
-		s.Vec[i] = [2]uint64{t.v[i][1], t.v[i][0]}
-	}
+	userState(s, t.pc, t.x[:], &t.v, t.nzcv, t.fpsr, t.fpcr)
 	return t.tpidr
 }
 
@@ -72,18 +59,7 @@ func (c *Core) ContextState(ctx any, s *cpu.State) uint64 {
 // sets the core's.
 func (c *Core) SetContextState(ctx any, s *cpu.State) {
 	t := ctx.(*threadContext)
-	t.pc = s.PC
-	for i := 0; i < 31 && i < len(s.GPR); i++ {
-		t.x[i] = s.GPR[i]
-	}
-	if len(s.GPR) > 31 {
-		t.x[rSP] = s.GPR[31]
-	}
-	t.nzcv = uint32(s.Flags & 15)
-	t.fpsr, t.fpcr = uint32(s.FPSR)&fpsrMask, uint32(s.FPCR)&fpcrDN
-	for i := 0; i < 32 && i < len(s.Vec); i++ {
-		t.v[i] = [2]uint64{s.Vec[i][1], s.Vec[i][0]}
-	}
+	setUserState(s, &t.pc, t.x[:], &t.v, &t.nzcv, &t.fpsr, &t.fpcr)
 }
 
 var _ cpu.ContextStater = (*Core)(nil)

@@ -95,29 +95,41 @@ func (c *Core) SetGPR(i int, v uint64) {
 
 // State copies r0..r15, the condition code and v0..v31.
 func (c *Core) State(s *cpu.State) {
-	s.PC = c.pc
-	if len(s.GPR) != 16 {
-		s.GPR = make([]uint64, 16)
-	}
-	copy(s.GPR, c.r[:16])
-	s.Flags = uint64(c.cc)
-	if len(s.Vec) != 32 {
-		s.Vec = make([][2]uint64, 32)
-	}
-	copy(s.Vec, c.v[:])
-	s.FPCR = uint64(c.fpc)
-	s.AR = c.ar
+	userState(s, c.pc, c.r[:16], &c.v, c.cc, c.fpc, c.ar)
 }
 
 // SetState sets the registers State holds (the condition code from
 // State.Flags) and drops a pending execute target.
 func (c *Core) SetState(s *cpu.State) {
-	c.pc, c.exPending = s.PC, false
-	copy(c.r[:16], s.GPR)
-	c.cc = uint8(s.Flags & 3)
-	copy(c.v[:], s.Vec)
-	c.fpc = uint32(s.FPCR)
-	c.ar = s.AR
+	setUserState(s, &c.pc, c.r[:16], &c.v, &c.cc, &c.fpc, &c.ar)
+	c.exPending = false
+}
+
+// userState fills s from the user registers of the core or of a saved
+// thread context.
+func userState(s *cpu.State, pc uint64, r []uint64, v *[32][2]uint64, cc uint8, fpc uint32, ar [16]uint32) {
+	s.PC = pc
+	if len(s.GPR) != 16 {
+		s.GPR = make([]uint64, 16)
+	}
+	copy(s.GPR, r)
+	s.Flags = uint64(cc)
+	if len(s.Vec) != 32 {
+		s.Vec = make([][2]uint64, 32)
+	}
+	copy(s.Vec, v[:])
+	s.FPCR = uint64(fpc)
+	s.AR = ar
+}
+
+// setUserState is userState's inverse.
+func setUserState(s *cpu.State, pc *uint64, r []uint64, v *[32][2]uint64, cc *uint8, fpc *uint32, ar *[16]uint32) {
+	*pc = s.PC
+	copy(r, s.GPR)
+	*cc = uint8(s.Flags & 3)
+	copy(v[:], s.Vec)
+	*fpc = uint32(s.FPCR)
+	*ar = s.AR
 }
 
 // dwarfFPR maps DWARF numbers 16-31 to floating-point registers.

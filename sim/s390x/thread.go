@@ -50,18 +50,7 @@ var _ cpu.ThreadCore = (*Core)(nil)
 // (cpu.ContextStater); the thread pointer is a0:a1.
 func (c *Core) ContextState(ctx any, s *cpu.State) uint64 {
 	t := ctx.(*threadContext)
-	s.PC = t.pc
-	if len(s.GPR) != 16 {
-		s.GPR = make([]uint64, 16)
-	}
-	copy(s.GPR, t.r[:])
-	s.Flags = uint64(t.cc)
-	if len(s.Vec) != 32 {
-		s.Vec = make([][2]uint64, 32)
-	}
-	copy(s.Vec, t.v[:])
-	s.FPCR = uint64(t.fpc)
-	s.AR = t.ar
+	userState(s, t.pc, t.r[:], &t.v, t.cc, t.fpc, t.ar)
 	return uint64(t.ar[0])<<32 | uint64(t.ar[1])
 }
 
@@ -69,12 +58,8 @@ func (c *Core) ContextState(ctx any, s *cpu.State) uint64 {
 // sets the core's (a pending execute target is dropped).
 func (c *Core) SetContextState(ctx any, s *cpu.State) {
 	t := ctx.(*threadContext)
-	t.pc, t.exPending = s.PC, false
-	copy(t.r[:], s.GPR)
-	t.cc = uint8(s.Flags & 3)
-	copy(t.v[:], s.Vec)
-	t.fpc = uint32(s.FPCR)
-	t.ar = s.AR
+	setUserState(s, &t.pc, t.r[:], &t.v, &t.cc, &t.fpc, &t.ar)
+	t.exPending = false
 }
 
 var _ cpu.ContextStater = (*Core)(nil)
