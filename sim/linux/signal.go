@@ -158,12 +158,19 @@ func (t *sigThread) pendingSet() uint64 {
 	return s
 }
 
-// next is the index of the pending signal to deliver next, or -1: the
-// synchronous ones first, then the lowest number, each in the order sent.
+// next is the index of the pending signal to deliver next, or -1.
 func (t *sigThread) next() int {
+	return t.pick(func(in *sigInfo) bool { return !t.blocked(in.signo) })
+}
+
+// pick is the index of the pending signal accept takes that Linux would
+// dequeue first (next_signal): the synchronous ones first, then the
+// lowest number, each in the order sent; -1 when accept takes none.
+func (t *sigThread) pick(accept func(*sigInfo) bool) int {
 	best := -1
-	for i, in := range t.pending {
-		if t.blocked(in.signo) {
+	for i := range t.pending {
+		in := &t.pending[i]
+		if !accept(in) {
 			continue
 		}
 		if best < 0 {

@@ -750,22 +750,9 @@ func sysRtSigtimedwait(p *Process, a [6]uint64) uint64 {
 // thread.
 func (p *Process) takePending(set uint64) (sigInfo, bool) {
 	pick := func(t *sigThread, processOnly bool) int {
-		best := -1
-		for i, in := range t.pending {
-			if set&sigBit(in.signo) == 0 || processOnly && !in.process {
-				continue
-			}
-			if best < 0 {
-				best = i
-				continue
-			}
-			b := t.pending[best].signo
-			bs, is := synchronous&sigBit(b) != 0, synchronous&sigBit(in.signo) != 0
-			if is && !bs || is == bs && in.signo < b {
-				best = i
-			}
-		}
-		return best
+		return t.pick(func(in *sigInfo) bool {
+			return set&sigBit(in.signo) != 0 && (!processOnly || in.process)
+		})
 	}
 	take := func(t *sigThread, i int) sigInfo {
 		in := t.pending[i]
