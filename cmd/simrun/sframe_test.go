@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"simrun/programs"
+	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/unwind"
 	"simrun/sim/unwind/sframe"
 )
@@ -68,4 +70,51 @@ func TestSFrameCommand(t *testing.T) {
 	assert.Contains(t, errs, "no such file")
 	st, out, _ = run(t, "help", "sframe")
 	assert.Equal(t, 0, st, out)
+}
+
+// TestSFrameAllObjects: --all-objects dumps the program's section, then
+// its interpreter's and each library's, in the order the loader mapped
+// them, each exactly as sframe dumps that file alone.
+func TestSFrameAllObjects(t *testing.T) {
+	for _, b := range programs.DynamicBinaries("") {
+		if b.Name != "printf" {
+			continue
+		}
+		t.Run(b.Config.Arch, func(t *testing.T) {
+			sysroot := linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))
+			if _, err := os.Stat(sysroot); err != nil {
+				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
+			}
+			st, out, errs := run(t, "sframe", "--all-objects", b.Path)
+			require.Equal(t, 0, st, errs)
+			var want strings.Builder
+			var files []string
+			for _, line := range strings.Split(out, "\n") {
+				if path, _, ok := strings.Cut(line, ":     file format "); ok {
+					files = append(files, path)
+				}
+			}
+			require.Len(t, files, 3, out)
+			assert.Equal(t, b.Path, files[0])
+			assert.Contains(t, files[1], filepath.Join(sysroot, "lib", "ld"))
+			assert.Equal(t, filepath.Join(sysroot, "lib", "libc.so.6"), files[2])
+			for _, f := range files {
+				st, o, e := run(t, "sframe", f)
+				require.Equal(t, 0, st, e)
+				want.WriteString(o)
+			}
+			assert.Equal(t, want.String(), out)
+		})
+	}
+	// A static program is its only object.
+	b, err := programs.Find("aarch64-O2", "fib")
+	require.NoError(t, err)
+	st, all, errs := run(t, "sframe", "--all-objects", b.Path)
+	require.Equal(t, 0, st, errs)
+	_, one, _ := run(t, "sframe", b.Path)
+	assert.Equal(t, one, all)
+	// -o writes one section.
+	st, _, errs = run(t, "sframe", "--all-objects", "-o", filepath.Join(t.TempDir(), "x"), b.Path)
+	assert.Equal(t, 2, st)
+	assert.Contains(t, errs, "not with --all-objects")
 }
