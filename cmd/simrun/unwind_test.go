@@ -27,7 +27,7 @@ func TestUnwindCheck(t *testing.T) {
 	st, out, errs := run(t, "unwind", "check", bundled("aarch64-O2", "fib"), "12")
 	require.Equal(t, 0, st, "%s\n%s", out, errs)
 	assert.Contains(t, errs, "fib(12) = 144", "the guest's output goes to stderr")
-	assert.Contains(t, out, "policy lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip")
+	assert.Contains(t, out, "policy lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip,signal=stop")
 	assert.Regexp(t, `(?m)^sframe +(\d+) +(\d+) +0 +0 `, out)
 	assert.Regexp(t, `(?m)^eh_frame +(\d+) +(\d+) +0 +0 `, out)
 	assert.NotContains(t, out, "\nfp ")
@@ -212,6 +212,39 @@ func TestUnwindCheckSignals(t *testing.T) {
 			assert.Equal(t, "0", m[1])
 			assert.NotEqual(t, "0", m[2])
 			assert.Equal(t, m[2], m[3], "every handler of handler.c returns")
+		})
+	}
+}
+
+// TestUnwindSignalPolicy pins what each signal= policy does at the
+// trampoline: signal=stop ends the walks made inside a handler there (no
+// coverage past it), signal=frame goes on through the signal frame to the
+// interrupted function and its callers and agrees with the truth, with
+// no divergence the default policy does not also have.
+func TestUnwindSignalPolicy(t *testing.T) {
+	row := regexp.MustCompile(`(?m)^sframe +(\d+) +(\d+) +(\d+) +(\d+) +\d+$`)
+	counts := func(t *testing.T, path, policy string) (checked, agree, diverge, none int) {
+		st, out, errs := run(t, "unwind", "check", "--every", "7", "--method", "sframe", "--unwind-policy", policy, path)
+		require.Contains(t, []int{0, 1}, st, errs)
+		m := row.FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		n := make([]int, 4)
+		for i := range n {
+			n[i], _ = strconv.Atoi(m[i+1])
+		}
+		return n[0], n[1], n[2], n[3]
+	}
+	for _, b := range programs.SignalBinaries("") {
+		if b.Name != "handler" {
+			continue
+		}
+		t.Run(b.Config.Name, func(t *testing.T) {
+			checked, agreeStop, divStop, noneStop := counts(t, b.Path, "signal=stop")
+			_, agreeFrame, divFrame, noneFrame := counts(t, b.Path, "signal=frame")
+			assert.Greater(t, noneStop, checked/2, "handler.c spends most of its time in handlers: signal=stop leaves them uncovered")
+			assert.Less(t, noneFrame, checked/20, "signal=frame walks out of the handlers")
+			assert.Equal(t, divStop, divFrame)
+			assert.Equal(t, agreeStop+noneStop, agreeFrame+noneFrame)
 		})
 	}
 }

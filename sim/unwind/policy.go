@@ -29,6 +29,9 @@ type Policy struct {
 	// KeepPAC leaves pointer authentication codes in signed return
 	// addresses (aarch64) instead of stripping them.
 	KeepPAC bool
+	// SignalFrames crosses signal frames: at a signal trampoline the
+	// walk goes on from the interrupted context saved in the frame.
+	SignalFrames bool
 }
 
 // GapMode is what a walk does at a pc without unwind data.
@@ -82,6 +85,12 @@ var PolicySwitches = []PolicySwitch{
 	{"pac", "keep", false,
 		"use signed return addresses as they are",
 		"an unwinder unaware of pointer authentication (one that ignores the SFrame mangled-RA bit)"},
+	{"signal", "stop", true,
+		"end the walk at the signal trampoline a handler returns to (the trampoline page has no unwind data: a gap, which gap=fp may bridge from the frame chain)",
+		"the kernel's SFrame unwinder (unwind_user has no signal-frame support on arm64 or s390x), libsframe users"},
+	{"signal", "frame", false,
+		"recognize the trampoline by its code (mov x8, #139; svc #0 on aarch64, svc 173 or svc 119 on s390x), read the interrupted context's registers from the signal frame, and go on from the interrupted pc as a topmost frame (its pc looked up as it is, its register rules allowed)",
+		"libgcc (MD_FALLBACK_FRAME_STATE_FOR), gdb's sigtramp frames, libunwind, elfutils"},
 }
 
 // ParsePolicy reads a comma-separated list of key=value switches (see
@@ -98,7 +107,7 @@ func ParsePolicy(s string) (Policy, error) {
 		item = strings.TrimSpace(item)
 		key, val, ok := strings.Cut(item, "=")
 		if !ok {
-			return p, fmt.Errorf("unwind policy %q: want key=value (keys: lookup, topmost, depth, gap, pac)", item)
+			return p, fmt.Errorf("unwind policy %q: want key=value (keys: lookup, topmost, depth, gap, pac, signal)", item)
 		}
 		if seen[key] {
 			return p, fmt.Errorf("unwind policy: %s given twice", key)
@@ -156,8 +165,17 @@ func ParsePolicy(s string) (Policy, error) {
 			default:
 				return p, bad()
 			}
+		case "signal":
+			switch val {
+			case "stop":
+				p.SignalFrames = false
+			case "frame":
+				p.SignalFrames = true
+			default:
+				return p, bad()
+			}
 		default:
-			return p, fmt.Errorf("unwind policy: unknown switch %q (keys: lookup, topmost, depth, gap, pac)", key)
+			return p, fmt.Errorf("unwind policy: unknown switch %q (keys: lookup, topmost, depth, gap, pac, signal)", key)
 		}
 	}
 	return p, nil
@@ -165,7 +183,7 @@ func ParsePolicy(s string) (Policy, error) {
 
 // String gives the policy in ParsePolicy's form, every switch spelled out.
 func (p Policy) String() string {
-	lookup, topmost, gap, pac := "ra", "enforce", "stop", "strip"
+	lookup, topmost, gap, pac, signal := "ra", "enforce", "stop", "strip", "stop"
 	if p.RAMinus1 {
 		lookup = "ra-1"
 	}
@@ -178,5 +196,8 @@ func (p Policy) String() string {
 	if p.KeepPAC {
 		pac = "keep"
 	}
-	return fmt.Sprintf("lookup=%s,topmost=%s,depth=%d,gap=%s,pac=%s", lookup, topmost, p.MaxDepth, gap, pac)
+	if p.SignalFrames {
+		signal = "frame"
+	}
+	return fmt.Sprintf("lookup=%s,topmost=%s,depth=%d,gap=%s,pac=%s,signal=%s", lookup, topmost, p.MaxDepth, gap, pac, signal)
 }

@@ -12,16 +12,18 @@ import (
 
 func TestParsePolicy(t *testing.T) {
 	def := unwind.DefaultPolicy()
-	assert.Equal(t, "lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip", def.String())
+	assert.Equal(t, "lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip,signal=stop", def.String())
 	for _, tc := range []struct {
 		in, want, err string
 	}{
-		{"", "lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip", ""},
-		{"default", "lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip", ""},
-		{"lookup=ra-1", "lookup=ra-1,topmost=enforce,depth=127,gap=stop,pac=strip", ""},
-		{" topmost=ignore , depth=8 ", "lookup=ra,topmost=ignore,depth=8,gap=stop,pac=strip", ""},
-		{"gap=fp,pac=keep", "lookup=ra,topmost=enforce,depth=127,gap=fp,pac=keep", ""},
-		{"lookup=ra-1,topmost=ignore,depth=1,gap=fp,pac=keep", "lookup=ra-1,topmost=ignore,depth=1,gap=fp,pac=keep", ""},
+		{"", "lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip,signal=stop", ""},
+		{"default", "lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip,signal=stop", ""},
+		{"lookup=ra-1", "lookup=ra-1,topmost=enforce,depth=127,gap=stop,pac=strip,signal=stop", ""},
+		{" topmost=ignore , depth=8 ", "lookup=ra,topmost=ignore,depth=8,gap=stop,pac=strip,signal=stop", ""},
+		{"gap=fp,pac=keep", "lookup=ra,topmost=enforce,depth=127,gap=fp,pac=keep,signal=stop", ""},
+		{"lookup=ra-1,topmost=ignore,depth=1,gap=fp,pac=keep,signal=stop", "lookup=ra-1,topmost=ignore,depth=1,gap=fp,pac=keep,signal=stop", ""},
+		{"signal=frame", "lookup=ra,topmost=enforce,depth=127,gap=stop,pac=strip,signal=frame", ""},
+		{"signal=skip", "", "want stop or frame"},
 		{"lookup", "", "want key=value"},
 		{"lookup=ra-2", "", "lookup=ra-2: want ra or ra-1"},
 		{"depth=0", "", "depth=0: want a number of frames from 1 to 65536"},

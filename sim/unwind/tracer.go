@@ -236,6 +236,20 @@ func (t *Tracer) walk(mem *cpu.Memory, pc uint64, regs Regs, w *Walk, detail boo
 			}
 			return
 		}
+		if t.Policy.SignalFrames {
+			if sf := t.signalFrame(mem, f.pc); sf != nil {
+				ok := s.signalStep(sf, &f, &next, &w.Stop)
+				if detail {
+					w.Frames = append(w.Frames, Frame{PC: f.pc, SP: f.sp, CFA: f.sp, Where: "signal frame"})
+				}
+				if !ok {
+					w.Stop.Frame, w.Stop.PC = i, f.pc
+					return
+				}
+				f = next
+				continue
+			}
+		}
 		addr := f.pc
 		if !f.topmost && t.Policy.RAMinus1 {
 			addr--

@@ -528,3 +528,73 @@ func (w *Walk) Text(syms *Symbols) string {
 	fmt.Fprintf(&b, "(%s)\n", w.Stop.Format(nil))
 	return b.String()
 }
+
+// signalFrame returns the kind of signal frame whose trampoline code is
+// at pc (abi.SignalFrame), or nil.
+func (t *Tracer) signalFrame(mem *cpu.Memory, pc uint64) *abi.SignalFrame {
+	for i := range t.ABI.Signals {
+		sf := &t.ABI.Signals[i]
+		match := len(sf.Code) > 0
+		for j, b := range sf.Code {
+			if v, ok := mem.Load8(pc + uint64(j)); !ok || v != b {
+				match = false
+				break
+			}
+		}
+		if match {
+			return sf
+		}
+	}
+	return nil
+}
+
+// signalStep steps from a frame at a signal trampoline to the context
+// the signal interrupted, saved in the frame at the trampoline's SP: its
+// pc, SP and FP, and its registers for the rules only a topmost frame
+// may use, which that context is.
+func (s *stepper) signalStep(sf *abi.SignalFrame, f, next *frame, st *Stop) bool {
+	base := f.sp
+	regs := &savedRegs{s: s, sf: sf, base: base}
+	pc, ok := s.word(base+uint64(sf.PC), WhatRA, st)
+	if !ok {
+		return false
+	}
+	spAt := base + uint64(sf.GPR) + 8*uint64(s.abi.SP)
+	if sf.SPAt != 0 {
+		spAt = base + uint64(sf.SPAt)
+	}
+	sp, ok := s.word(spAt, WhatCFA, st)
+	if !ok {
+		return false
+	}
+	fp, ok := s.word(base+uint64(sf.GPR)+8*uint64(s.abi.FP), WhatFP, st)
+	if !ok {
+		return false
+	}
+	s.regs = regs
+	*next = frame{pc: pc, sp: sp, fp: fp, fpKnown: true, topmost: true}
+	return true
+}
+
+// savedRegs reads the registers of a context saved in a signal frame.
+type savedRegs struct {
+	s    *stepper
+	sf   *abi.SignalFrame
+	base uint64
+}
+
+// Reg implements Regs.
+func (r *savedRegs) Reg(n int) (uint64, bool) {
+	i, vec, ok := r.s.abi.Regs.Locate(n)
+	switch {
+	case !ok:
+		return 0, false
+	case !vec && i < r.sf.GPRs:
+		return r.s.load(r.s.mem, r.base+uint64(r.sf.GPR)+8*uint64(i))
+	case !vec && n == int(r.s.abi.SP) && r.sf.SPAt != 0:
+		return r.s.load(r.s.mem, r.base+uint64(r.sf.SPAt))
+	case vec && r.sf.FPR != 0:
+		return r.s.load(r.s.mem, r.base+uint64(r.sf.FPR)+8*uint64(i))
+	}
+	return 0, false
+}

@@ -62,6 +62,8 @@ type ABI struct {
 	Frame FrameChain
 	// Regs says where the DWARF registers live in a cpu.State.
 	Regs RegLayout
+	// Signals are Linux's signal frames a handler returns through.
+	Signals []SignalFrame
 
 	// BFDName is the BFD target objdump names ("elf64-s390").
 	BFDName string
@@ -87,6 +89,28 @@ type FrameChain struct {
 	FPOff    int64
 	FPSaved  bool
 	EntryCFA int64
+}
+
+// SignalFrame is one kind of Linux signal frame: the code of the
+// trampoline a handler returns to (the sigreturn system call), and where
+// the interrupted context's registers lie from the stack pointer the
+// trampoline runs with — the frame's start, as the kernel set the
+// handler's SP. Unwinders that cross signal frames recognize the
+// trampoline by its instructions, as libgcc's MD_FALLBACK_FRAME_STATE_FOR
+// and gdb's sigtramp sniffers do, and read the registers from there.
+//
+//	SP ─▶ frame ... +PC: the interrupted pc
+//	                +GPR: DWARF registers 0..GPRs-1, 8 bytes each
+//	                +FPR: the FPRs by number, 8 bytes each (0: none;
+//	                      DWARF numbers map to them by RegLayout)
+//	                the stack pointer is GPR ABI.SP unless SPAt != 0
+type SignalFrame struct {
+	Code []byte
+	PC   int64
+	GPR  int64
+	GPRs int
+	SPAt int64
+	FPR  int64
 }
 
 // RegLayout maps DWARF register numbers to the fields of a cpu.State:
@@ -158,8 +182,14 @@ var (
 		SP: 31, FP: 29, RA: 30,
 		RATracked: true, PAuth: true, PACMask: 0x007f << 48,
 		// The AAPCS64 frame record: x29 points at {caller's x29, x30}.
-		Frame:   FrameChain{Name: "frame pointer", Base: 29, Off: 16, RAOff: -8, FPOff: -16, FPSaved: true},
-		Regs:    RegLayout{GPRs: 32, FPRBase: 64, FPR: seq(32)},
+		Frame: FrameChain{Name: "frame pointer", Base: 29, Off: 16, RAOff: -8, FPOff: -16, FPSaved: true},
+		Regs:  RegLayout{GPRs: 32, FPRBase: 64, FPR: seq(32)},
+		// rt_sigframe: siginfo (128), then the ucontext whose sigcontext
+		// at +176 holds fault_address, x0-x30, sp, pc (arch/arm64 uapi
+		// ucontext.h, sigcontext.h); the trampoline is mov x8, #139
+		// (rt_sigreturn); svc #0.
+		Signals: []SignalFrame{{Code: []byte{0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4},
+			GPR: 128 + 176 + 8, GPRs: 31, SPAt: 128 + 176 + 256, PC: 128 + 176 + 264}},
 		BFDName: "elf64-littleaarch64",
 	}
 	aarch64BE = func() ABI {
@@ -180,7 +210,16 @@ var (
 		Frame: FrameChain{Name: "back chain", Base: 15, Deref: true, Add: 160, RAOff: -48, EntryCFA: 160},
 		// DWARF 16-31 are f0,f2,f4,f6,f1,f3,f5,f7,f8,f10,f12,f14,f9,f11,
 		// f13,f15; an FPR is bits 0-63 of its vector register.
-		Regs:    RegLayout{GPRs: 16, FPRBase: 16, FPR: []uint8{0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15}, FPRHigh: true},
+		Regs: RegLayout{GPRs: 16, FPRBase: 16, FPR: []uint8{0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15}, FPRHigh: true},
+		// _sigregs (arch/s390 uapi sigcontext.h): the PSW (mask, then
+		// address at +8), r0-r15 at +16, a0-a15, the FPC, f0-f15 at
+		// +216. rt_sigframe (svc 173, rt_sigreturn) has it in the
+		// ucontext at +296+40, sigframe (svc 119, sigreturn) at +176,
+		// each after the 160-byte register save area.
+		Signals: []SignalFrame{
+			{Code: []byte{0x0a, 173}, PC: 336 + 8, GPR: 336 + 16, GPRs: 16, FPR: 336 + 216},
+			{Code: []byte{0x0a, 119}, PC: 176 + 8, GPR: 176 + 16, GPRs: 16, FPR: 176 + 216},
+		},
 		BFDName: "elf64-s390",
 	}
 	x8664 = ABI{
