@@ -676,7 +676,7 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 	s := profile.Summary{Program: abs, Args: append([]string{}, argv...), Arch: m.Arch.Name, Bias: profile.Hex(m.Image.Bias),
 		Comm: filepath.Base(m.Image.Path), PID: 1000, Seed: r.seed, ExitStatus: r.exit.Status,
 		CPU: profile.CPUModel{Model: r.preset.Name, Desc: r.preset.Desc, MHz: r.preset.MHz, MIDR: profile.Hex(r.preset.MIDR)},
-		SPE: profile.SPESetup{Version: u.F.Version.String(), Event: r.event, Period: r.cfg.Period,
+		SPE: profile.SPESetup{Version: u.Features.Version.String(), Event: r.event, Period: r.cfg.Period,
 			Words: profile.DescribeSPE(&r.feats, r.regs)},
 		Instructions: m.Insns, Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
 		Timing: profile.Timing{L1DAccess: st.L1DAccess, L1DRefill: st.L1DRefill, L2Access: st.L2Access, L2Refill: st.L2Refill,
@@ -718,7 +718,7 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 func printSPEStats(w io.Writer, u *spe.Unit) {
 	p := u.PMU
 	fmt.Fprintf(w, "SPE %v: SAMPLE_POP %d, SAMPLE_FEED %d, SAMPLE_FILTRATE %d, SAMPLE_COLLISION %d, SAMPLE_BUFFER_FULL %d\n",
-		u.F.Version, p.SamplePop, p.SampleFeed, p.SampleFiltrate, p.SampleCollision, p.SampleBufferFull)
+		u.Features.Version, p.SamplePop, p.SampleFeed, p.SampleFiltrate, p.SampleCollision, p.SampleBufferFull)
 	fmt.Fprintf(w, "SPE feed: BR %d, LD %d, ST %d, FP %d, SIMD %d, OP %d, EVENT %d, LAT %d, DS %d\n",
 		p.FeedBr, p.FeedLd, p.FeedSt, p.FeedFP, p.FeedSIMD, p.FeedOp, p.FeedEvent, p.FeedLat, p.FeedDS)
 }

@@ -269,7 +269,7 @@ func printTimingStats(w io.Writer, t *cpu.Timing, arch string) {
 	if arch != "arm64" {
 		guest = "; the " + arch + " guest is timed on it"
 	}
-	fmt.Fprintf(w, "cpu model: %s (%s, %d MHz%s)\n", t.P.Name, t.P.Desc, t.P.MHz, guest)
+	fmt.Fprintf(w, "cpu model: %s (%s, %d MHz%s)\n", t.Preset.Name, t.Preset.Desc, t.Preset.MHz, guest)
 	fmt.Fprintf(w, "cycles: %d\n", s.Cycles)
 	if s.Cycles > 0 {
 		fmt.Fprintf(w, "IPC: %.3f\n", float64(s.Insns)/float64(s.Cycles))

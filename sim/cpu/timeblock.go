@@ -226,7 +226,7 @@ func (s *summariser) reset() {
 // staticLat is an operation's latency when its access hits the TLB and
 // the L1D.
 func (t *Timing) staticLat(in *OpInfo) uint64 {
-	p := t.P
+	p := t.Preset
 	lat := uint64(p.Lat[in.Unit&(numUnits-1)])
 	if in.Access != 0 {
 		lat += uint64(p.TLB.Latency)
@@ -304,7 +304,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		if last {
 			end = j + 1
 			b.n, b.gen, b.bytes, b.lastOff, b.slots = int32(end), t.CodeGen, off+uint64(in.Size), off, slot+infoSlots(in, shift)
-			b.lastInfo, b.refill = in, lat+uint64(t.P.Mispred)-1
+			b.lastInfo, b.refill = in, lat+uint64(t.Preset.Mispred)-1
 			b.branch = in.Class == ClassBranch
 			b.cond = innerBranch(in)
 			b.jump = jumpBranch(in)
@@ -461,7 +461,7 @@ func (t *Timing) blockAccesses(infos []OpInfo, vals []uint64, b *timingBlock, fr
 // accessRest makes the accesses of a run from b.mem[k] on in full, the
 // ones before having hit, and reports whether all hit.
 func (t *Timing) accessRest(infos []OpInfo, vals []uint64, b *timingBlock, k int) bool {
-	p := t.P
+	p := t.Preset
 	for h, m := range b.mem[:k] {
 		lat := uint64(p.TLB.Latency)
 		if infos[memSlot(m)].Class != ClassStore || !p.StoreBuf {

@@ -336,7 +336,7 @@ type TimingStats struct {
 
 // Timing is the timing model state.
 type Timing struct {
-	P      *CPUPreset
+	Preset *CPUPreset
 	cycle  uint64
 	ready  [256]uint64 // cycle a register's value is available
 	l1, l2 *cache
@@ -389,7 +389,7 @@ type Timing struct {
 
 // NewTiming returns a cold model of preset p.
 func NewTiming(p *CPUPreset) *Timing {
-	return &Timing{P: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newTLB(p.TLB),
+	return &Timing{Preset: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newTLB(p.TLB),
 		bp: make([]uint8, 1<<p.BPBits), btb: make([]btbEntry, 1<<p.BTBBits), PCShift: 2, sum: &summariser{}}
 }
 
@@ -643,7 +643,7 @@ func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, aft
 // where the walk goes on, as stepOps does.
 func (t *Timing) missedRun(b *Batch, infos []OpInfo, pc uint64, blk *timingBlock, i, end int, after uint64) ([]OpInfo, uint64) {
 	t.flush()
-	p := t.P
+	p := t.Preset
 	last := i+int(blk.n) == end // the run ends with blk
 	next := pc + blk.bytes      // the pc after blk
 	if last {
@@ -691,7 +691,7 @@ func (t *Timing) step(r *Retired, i int, next uint64, pre *memResult) {
 	in := r.Info
 	dispatch := t.cycle
 	var d OpTiming
-	lat := uint64(t.P.Lat[in.Unit&(numUnits-1)])
+	lat := uint64(t.Preset.Lat[in.Unit&(numUnits-1)])
 	switch {
 	case in.Access != 0:
 		m := pre
@@ -747,7 +747,7 @@ func (t *Timing) schedule(in *OpInfo, lat uint64) (issue, done uint64) {
 // refillAfter makes the pipeline refill behind a mispredicted branch
 // issued and completed at those cycles.
 func (t *Timing) refillAfter(issue, done uint64) {
-	t.cycle = done + uint64(t.P.Mispred)
+	t.cycle = done + uint64(t.Preset.Mispred)
 	t.refill += t.cycle - issue - 1
 }
 
@@ -755,7 +755,7 @@ func (t *Timing) refillAfter(issue, done uint64) {
 // through the TLB and the cache hierarchy.
 func (t *Timing) access(ea uint64, in *OpInfo, m *memResult) {
 	clear(t.hot[:]) // its looks may move or fill entries
-	p := t.P
+	p := t.Preset
 	xlat := uint64(p.TLB.Latency)
 	t.Stats.TLBAccess++
 	m.events = codes.EvTLBAccess | codes.EvL1DAccess
@@ -886,4 +886,4 @@ func (t *Timing) push(ret uint64) {
 const hotLines = 16
 
 // Nanos converts cycles to virtual nanoseconds.
-func (t *Timing) Nanos(cycles uint64) uint64 { return cycles * 1000 / t.P.MHz }
+func (t *Timing) Nanos(cycles uint64) uint64 { return cycles * 1000 / t.Preset.MHz }

@@ -31,7 +31,7 @@ type AuxEvent struct {
 // collisions), pads and restarts, and hands finished chunks to the
 // consumer (perf record's reader).
 type Driver struct {
-	U      *Unit
+	Unit   *Unit
 	Config *Config
 	Base   uint64 // kernel VA of the AUX area
 	Size   uint64 // AUX area bytes (a multiple of the page size)
@@ -115,18 +115,18 @@ func NewDriver(u *Unit, c *Config, pages int, now func() uint64) (*Driver, error
 	if pages < 2 || pages > MaxAuxPages || pages&(pages-1) != 0 {
 		return nil, fmt.Errorf("AUX area of %d pages: arm_spe_pmu needs a power of two from 2 to %d", pages, MaxAuxPages)
 	}
-	d := &Driver{U: u, Config: c, Base: auxBase, Size: uint64(pages) * cpu.PageSize, Drain: true, now: now}
+	d := &Driver{Unit: u, Config: c, Base: auxBase, Size: uint64(pages) * cpu.PageSize, Drain: true, now: now}
 	u.Mem = cpu.NewMemory()
 	if err := u.Mem.Map(d.Base, d.Size, cpu.PermRW); err != nil {
 		return nil, err
 	}
 	u.OnManagement = d.irq
-	regs, err := c.Program(&u.F)
+	regs, err := c.Program(&u.Features)
 	if err != nil {
 		return nil, err
 	}
 	if !d.next() {
-		return nil, fmt.Errorf("AUX area of %d pages has no room for one %d-byte record", pages, 1<<u.F.MaxSize)
+		return nil, fmt.Errorf("AUX area of %d pages has no room for one %d-byte record", pages, 1<<u.Features.MaxSize)
 	}
 	// The driver's order: buffer, filters, interval, counter, then enable.
 	r := u.Regs
@@ -144,9 +144,9 @@ func NewDriver(u *Unit, c *Config, pages int, now func() uint64) (*Driver, error
 // page-aligned limit within the free part of the ring, and program PMBPTR
 // and PMBLIMITR. It reports false when the ring has no room (truncation).
 func (d *Driver) next() bool {
-	u := d.U
-	align := uint64(1) << u.F.Align
-	maxRec := uint64(1) << u.F.MaxSize
+	u := d.Unit
+	align := uint64(1) << u.Features.Align
+	maxRec := uint64(1) << u.Features.MaxSize
 	d.txStart = d.head // padding written now belongs to this transaction
 	for {
 		for d.head%align != 0 {
@@ -179,14 +179,14 @@ func (d *Driver) next() bool {
 // pad writes n zero bytes (PAD packets) at head.
 func (d *Driver) pad(n uint64) {
 	for i := uint64(0); i < n; i++ {
-		d.U.Mem.Store8(d.Base+(d.head+i)%d.Size, 0)
+		d.Unit.Mem.Store8(d.Base+(d.head+i)%d.Size, 0)
 	}
 	d.head += n
 }
 
 // irq handles the profiling buffer interrupt.
 func (d *Driver) irq() {
-	u := d.U
+	u := d.Unit
 	r := u.Regs
 	bsr := r.Get(PMBSR)
 	var flags uint64
@@ -244,7 +244,7 @@ func (d *Driver) endTransaction(flags uint64) bool {
 		return true
 	}
 	d.active = false
-	ptr := d.U.Regs.Get(PMBPTR)
+	ptr := d.Unit.Regs.Get(PMBPTR)
 	ok := ptr >= d.txPtr && ptr <= d.txLimit
 	if ok {
 		d.head += ptr - d.txPtr
@@ -260,7 +260,7 @@ func (d *Driver) endTransaction(flags uint64) bool {
 		// perf record copies the bytes out of the ring (they may wrap).
 		ev.Data = make([]byte, size)
 		for i := range ev.Data {
-			ev.Data[i], _ = d.U.Mem.Load8(d.Base + (d.txStart+uint64(i))%d.Size)
+			ev.Data[i], _ = d.Unit.Mem.Load8(d.Base + (d.txStart+uint64(i))%d.Size)
 		}
 		if d.Drain {
 			d.tail = d.head
@@ -273,7 +273,7 @@ func (d *Driver) endTransaction(flags uint64) bool {
 // Stop disables profiling and drains, as perf does when the program ends
 // (PMSCR = 0, PSB CSYNC, PMBLIMITR = 0), reporting the last transaction.
 func (d *Driver) Stop() {
-	r := d.U.Regs
+	r := d.Unit.Regs
 	r.Set(PMSCR, 0)
 	d.saved = r.Get(PMSICR)
 	if ptr := r.Get(PMBPTR); !d.endTransaction(0) {
@@ -281,7 +281,7 @@ func (d *Driver) Stop() {
 			ptr, d.txPtr, d.txLimit))
 	}
 	r.Set(PMBLIMITR, 0)
-	d.U.Finish()
+	d.Unit.Finish()
 }
 
 // Data returns every byte perf would have collected, in order, and the

@@ -53,7 +53,7 @@ func TestRegisterRanges(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					u, err := NewUnit(f, 1)
 					require.NoError(t, err)
-					c, err := ParseEvent("arm_spe//", &u.F)
+					c, err := ParseEvent("arm_spe//", &u.Features)
 					require.NoError(t, err)
 					c.Period = 256
 					d, err := NewDriver(u, c, 4, nil)
@@ -61,7 +61,7 @@ func TestRegisterRanges(t *testing.T) {
 					err = u.WriteReg(ri.Reg, v)
 					if err != nil {
 						assert.Contains(t, err.Error(), ri.Name)
-						assert.True(t, v&^ri.WritableMask(&u.F) != 0 || (ri.Present != nil && !ri.Present(&u.F)),
+						assert.True(t, v&^ri.WritableMask(&u.Features) != 0 || (ri.Present != nil && !ri.Present(&u.Features)),
 							"%s: refused a value with no RES0 bit: %v", name, err)
 						return
 					}
@@ -87,7 +87,7 @@ func TestRegisterRanges(t *testing.T) {
 						assert.EqualValues(t, e.Size, len(e.Data))
 						total += e.Size
 					}
-					assert.LessOrEqual(t, total, 200*uint64(1)<<u.F.MaxSize+d.Size, "%s: AUX bytes", name)
+					assert.LessOrEqual(t, total, 200*uint64(1)<<u.Features.MaxSize+d.Size, "%s: AUX bytes", name)
 				})
 			}
 		}
@@ -134,7 +134,7 @@ func TestBufferSyndromes(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%s/%v", c.preset, c.writes)
 		u := newTestUnit(t, c.preset)
-		cfg, _ := ParseEvent("arm_spe//", &u.F)
+		cfg, _ := ParseEvent("arm_spe//", &u.Features)
 		cfg.Period = 256
 		d, err := NewDriver(u, cfg, 4, nil)
 		require.NoError(t, err)

@@ -6,7 +6,7 @@ import "simrun/sim/cpu"
 // model: it counts every retired operation down the interval counter and
 // turns the selected ones into samples.
 type Recorder struct {
-	U      *Unit
+	Unit   *Unit
 	D      *Driver
 	Timing *cpu.Timing
 	left   uint64 // members until the next selected one (0: not computed)
@@ -33,14 +33,14 @@ type Recorder struct {
 // Ahead counts the operations before the next selected one (see
 // cpu.PreSampler): only with a Chain, while profiling is on.
 func (r *Recorder) Ahead() uint64 {
-	if r.Chain == nil || !r.U.Enabled() {
+	if r.Chain == nil || !r.Unit.Enabled() {
 		return ^uint64(0)
 	}
 	if r.seen {
 		return 1 // let the selected one retire
 	}
 	if r.left == 0 {
-		r.left = r.U.NextSelection()
+		r.left = r.Unit.NextSelection()
 	}
 	return r.left - 1
 }
@@ -53,7 +53,7 @@ func (r *Recorder) Before(m *cpu.Machine) {
 
 // NewRecorder attaches u and d to m, whose timing model must be on.
 func NewRecorder(m *cpu.Machine, u *Unit, d *Driver) *Recorder {
-	r := &Recorder{U: u, D: d, Timing: m.Timing}
+	r := &Recorder{Unit: u, D: d, Timing: m.Timing}
 	m.Consumers = append(m.Consumers, r)
 	return r
 }
@@ -64,13 +64,13 @@ func NewRecorder(m *cpu.Machine, u *Unit, d *Driver) *Recorder {
 // counted: at most 4096 members.)
 func (r *Recorder) Want(b *cpu.Batch) []int {
 	r.want = r.want[:0]
-	if !r.U.Enabled() {
+	if !r.Unit.Enabled() {
 		return nil
 	}
 	n, pos := uint64(b.Len()), uint64(0)
 	for {
 		if r.left == 0 {
-			r.left = r.U.NextSelection()
+			r.left = r.Unit.NextSelection()
 		}
 		if pos+r.left > n {
 			r.left -= n - pos
@@ -85,10 +85,10 @@ func (r *Recorder) Want(b *cpu.Batch) []int {
 
 // Retired samples the selected operations in order.
 func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []cpu.OpTiming) {
-	u := r.U
+	u := r.Unit
 	start := 0
 	var ops []cpu.Retired // every operation, only for the previous-branch target
-	if u.F.PBT && b.Len() > 0 {
+	if u.Features.PBT && b.Len() > 0 {
 		ops = b.Ops()
 		if r.lastSize != 0 && ops[0].PC != r.lastBranch+uint64(r.lastSize) {
 			u.TakenBranch(ops[0].PC)
@@ -99,7 +99,7 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 		}
 	}
 	for k, i := range want {
-		if u.F.PBT {
+		if u.Features.PBT {
 			r.trackBranches(ops[start:i+1], 0)
 			start = i
 		}
@@ -143,7 +143,7 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 			r.Callchains = append(r.Callchains, stack)
 		}
 	}
-	if u.F.PBT {
+	if u.Features.PBT {
 		r.trackBranches(ops[start:], 0)
 	}
 }
@@ -165,7 +165,7 @@ func (r *Recorder) trackBranches(ops []cpu.Retired, from int) {
 	for i := from; i+1 < len(ops); i++ {
 		o := &ops[i]
 		if o.Info.Class == cpu.ClassBranch && ops[i+1].PC != o.PC+uint64(o.Info.Size) {
-			r.U.TakenBranch(ops[i+1].PC)
+			r.Unit.TakenBranch(ops[i+1].PC)
 		}
 	}
 }
@@ -174,7 +174,7 @@ func (r *Recorder) trackBranches(ops []cpu.Retired, from int) {
 // members counted ahead for a selection that never came are given back.
 func (r *Recorder) Finish() {
 	if r.left > 0 {
-		r.U.PMU.SamplePop -= r.left
+		r.Unit.PMU.SamplePop -= r.left
 		r.left = 0
 	}
 	r.D.Stop()

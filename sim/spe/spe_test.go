@@ -306,7 +306,7 @@ func TestParseEvent(t *testing.T) {
 func TestDriverSmallAUX(t *testing.T) {
 	for _, preset := range []string{"neoverse-n1", "spe-max"} {
 		u := newTestUnit(t, preset)
-		c, err := ParseEvent("arm_spe/ts_enable=1/", &u.F)
+		c, err := ParseEvent("arm_spe/ts_enable=1/", &u.Features)
 		require.NoError(t, err)
 		c.Period = 256
 		var cycle uint64
@@ -342,7 +342,7 @@ func TestDriverSmallAUX(t *testing.T) {
 
 func TestDriverTruncatesWithoutConsumer(t *testing.T) {
 	u := newTestUnit(t, "neoverse-n1")
-	c, _ := ParseEvent("arm_spe//", &u.F)
+	c, _ := ParseEvent("arm_spe//", &u.Features)
 	c.Period = 256
 	d, err := NewDriver(u, c, 2, nil)
 	require.NoError(t, err)
@@ -366,7 +366,7 @@ func TestDriverTruncatesWithoutConsumer(t *testing.T) {
 
 func TestBufferFault(t *testing.T) {
 	u := newTestUnit(t, "neoverse-n1")
-	c, _ := ParseEvent("arm_spe//", &u.F)
+	c, _ := ParseEvent("arm_spe//", &u.Features)
 	c.Period = 256
 	d, err := NewDriver(u, c, 4, nil)
 	require.NoError(t, err)
@@ -393,8 +393,8 @@ func TestBufferFault(t *testing.T) {
 func TestBufferPointerRestrictions(t *testing.T) {
 	for _, choice := range []CU{CUFilterOff, CURejectAll} {
 		u := newTestUnit(t, "neoverse-n1")
-		u.Ch.BadPointer = choice
-		c, _ := ParseEvent("arm_spe//", &u.F)
+		u.Choices.BadPointer = choice
+		c, _ := ParseEvent("arm_spe//", &u.Features)
 		c.Period = 256
 		_, err := NewDriver(u, c, 4, nil)
 		require.NoError(t, err)

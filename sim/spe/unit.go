@@ -31,10 +31,10 @@ const (
 
 // Unit is one virtual SPE unit.
 type Unit struct {
-	F    Features
-	Ch   Choices
-	Regs *Regs
-	PMU  PMU
+	Features Features
+	Choices  Choices
+	Regs     *Regs
+	PMU      PMU
 
 	// Mem is the owning translation regime: the address space the profiling
 	// buffer lives in (the kernel's mapping of perf's AUX area).
@@ -61,9 +61,9 @@ func NewUnit(f Features, seed uint64) (*Unit, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	u := &Unit{F: f, Ch: DefaultChoices(), frames: map[uint64]uint64{}}
-	u.Regs = NewRegs(&u.F)
-	u.s = sampler{f: &u.F, r: u.Regs, rng: rand.New(rand.NewPCG(seed, 0x5be))}
+	u := &Unit{Features: f, Choices: DefaultChoices(), frames: map[uint64]uint64{}}
+	u.Regs = NewRegs(&u.Features)
+	u.s = sampler{f: &u.Features, r: u.Regs, rng: rand.New(rand.NewPCG(seed, 0x5be))}
 	return u, nil
 }
 
@@ -121,7 +121,7 @@ func (u *Unit) Complete(s *Sample, done, ts uint64) {
 	r := u.Regs
 	scr := r.Get(PMSCR)
 	s.NS = true
-	if s.Op.Class == cpu.ClassBranch && u.F.PBT && u.pbtValid {
+	if s.Op.Class == cpu.ClassBranch && u.Features.PBT && u.pbtValid {
 		s.PBT, s.PBTValid = u.pbt, true
 	}
 	if s.Op.Flags&cpu.OpConditional != 0 && !s.Taken {
@@ -138,11 +138,11 @@ func (u *Unit) Complete(s *Sample, done, ts uint64) {
 	}
 	in := FilterInput{Events: s.Events, Flags: s.TypeFlags(), TotalLat: s.Lat[CountTot],
 		IsLoad: s.Op.Class == cpu.ClassLoad || s.Op.Class == cpu.ClassLoadAtomic, DSValid: s.DSValid, DS: s.DS}
-	keep := filter(&u.F, r, &u.Ch, in, &u.PMU)
+	keep := filter(&u.Features, r, &u.Choices, in, &u.PMU)
 	if !keep || u.discarding() {
 		return
 	}
-	u.scratch = Encode(u.scratch[:0], &u.F, s)
+	u.scratch = Encode(u.scratch[:0], &u.Features, s)
 	u.write(u.scratch)
 }
 
@@ -154,10 +154,10 @@ func (u *Unit) discarding() bool {
 	switch fm := u.Regs.Get(PMBLIMITR) >> 1 & 3; {
 	case fm == 0:
 		return false
-	case fm == fmDiscard && u.F.Version >= V1p2:
+	case fm == fmDiscard && u.Features.Version >= V1p2:
 		return true
 	default: // reserved: 0b01, 0b11, and 0b10 before SPEv1p2 (Choices.ReservedFM)
-		return u.Ch.ReservedFM == CURejectAll
+		return u.Choices.ReservedFM == CURejectAll
 	}
 }
 
@@ -180,7 +180,7 @@ func (u *Unit) limit() uint64 { return u.Regs.Get(PMBLIMITR) &^ 0xfff }
 // the maximum size below the limit (Arm ARM D17, pseudocode
 // SPEBufferIsFull).
 func (u *Unit) full(ptr uint64) bool {
-	max := uint64(1) << u.F.MaxSize
+	max := uint64(1) << u.Features.MaxSize
 	return u.limit() < max || ptr > u.limit()-max
 }
 
@@ -197,14 +197,14 @@ func (u *Unit) write(rec []byte) {
 	r := u.Regs
 	start := r.v[PMBPTR]
 	if u.full(start) {
-		if u.Ch.BadPointer == CURaiseEvent {
+		if u.Choices.BadPointer == CURaiseEvent {
 			u.PMU.SampleBufferFull++
 			u.management(ecBuffer<<pmbsrECSh | pmbsrS | bscFull)
 		}
 		return
 	}
-	if start&(1<<u.F.Align-1) != 0 {
-		if u.Ch.MisalignedPointer == CURaiseEvent {
+	if start&(1<<u.Features.Align-1) != 0 {
+		if u.Choices.MisalignedPointer == CURaiseEvent {
 			u.management(ecStage1<<pmbsrECSh | pmbsrS | fscAlign)
 		}
 		return
