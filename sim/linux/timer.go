@@ -132,6 +132,7 @@ type timerState struct {
 	itimers [3]*ptimer // ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF
 	posix   []*ptimer  // live POSIX timers in creation (id) order
 	nextID  int32
+	fds     []*timerFD // timerfds (timerfd.go), in creation order
 
 	quantumEnd uint64 // Insns at which the running thread's quantum ends (0: one thread)
 
@@ -418,8 +419,10 @@ func (p *Process) timerTaken(in *sigInfo) {
 
 // --- scheduler hooks ---
 
-// wakeDue ends the waits whose deadline has passed.
+// wakeDue ends the waits whose deadline has passed, and runs the calls
+// waiting in waitIO again when a timerfd has expired.
 func (p *Process) wakeDue(now uint64) {
+	p.wakeTimerFDs()
 	for _, t := range p.threads {
 		if t.state == threadRunnable || t.state == threadExited || !t.hasDeadline || t.deadline > now {
 			continue
@@ -456,6 +459,9 @@ func (p *Process) nextWake() (next uint64, ok bool) {
 			next, ok = t.expiry, true
 		}
 	})
+	if e, fdOK := p.timerfdNext(); fdOK && (!ok || e < next) {
+		next, ok = e, true
+	}
 	return next, ok
 }
 
@@ -470,6 +476,9 @@ const maxIdleJumps = 1 << 16
 func (p *Process) canWaitAlone() bool {
 	if p.timer.blockTimed {
 		return true
+	}
+	if _, ok := p.timerfdNext(); ok {
+		return true // a timerfd's expiry wakes it
 	}
 	ok := false
 	p.eachTimer(func(t *ptimer) { ok = ok || t.signals() && t.kind == clockWall })
