@@ -318,7 +318,7 @@ var sysDefs = map[string]sysDef{
 	"clock_getres":      {Full, "1 ns", sysClockGetres},
 	"gettimeofday":      {Full, "virtual clock", sysGettimeofday},
 	"nanosleep":         {Full, "the thread waits on the virtual clock while the others run (alone, the clock jumps on); a handled signal ends it with EINTR and the time left", sysNanosleep},
-	"clock_nanosleep":   {Partial, "as nanosleep, on REALTIME, MONOTONIC and BOOTTIME, relative or TIMER_ABSTIME; CPU clocks are refused (PROCESS_CPUTIME ENOTSUP, THREAD_CPUTIME EINVAL)", sysClockNanosleep},
+	"clock_nanosleep":   {Full, "as nanosleep, on REALTIME, MONOTONIC and BOOTTIME, relative or TIMER_ABSTIME; or on a CPU clock: the process's or another thread's (the thread waits while the others run); THREAD_CPUTIME gives EOPNOTSUPP and the caller's own thread clock EINVAL, as Linux; a relative sleep a signal interrupts and no handler settles runs on for the time left", sysClockNanosleep},
 	"alarm":             {Full, "ITIMER_REAL in seconds", sysAlarm},
 	"setitimer":         {Full, "ITIMER_REAL on the virtual clock; ITIMER_VIRTUAL and ITIMER_PROF count the process's retired instructions (1 ns each, user and system time alike); the signal comes at the instruction where the timer expires", sysSetitimer},
 	"getitimer":         {Full, "", sysGetitimer},
