@@ -8,9 +8,10 @@ import (
 // FuzzTimerCalls drives the timer and signal-wait syscalls — timer_create
 // (its sigevent from the input), timer_settime (its itimerspec from the
 // input), timer_gettime, timer_delete, setitimer, alarm, nanosleep,
-// clock_nanosleep (wall and CPU clocks), rt_sigtimedwait, clone — and retired instructions, in the order the
-// input says: simrun answers with an errno or a state change, never a
-// panic or a hang, and the slice it arms always lies ahead.
+// clock_nanosleep (wall and CPU clocks), rt_sigtimedwait, clone — and
+// retired instructions, in the order the input says: simrun answers with
+// an errno or a state change, never a panic or a hang, and the slice it
+// arms always lies ahead.
 func FuzzTimerCalls(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0x10, 0x27, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{4, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 1, 0, 0, 0})
