@@ -28,6 +28,7 @@ const (
 	kindRandom                  // /dev/urandom, /dev/random: the seeded stream
 	kindPipe                    // one end of a pipe inside the process
 	kindVDir                    // a virtual directory (/proc/self, /proc/self/fd): data holds its dirent64 records
+	kindTimerFD                 // a timerfd (timerfd.go)
 )
 
 // openFile is an open file description, shared by dup'ed descriptors.
@@ -48,7 +49,8 @@ type openFile struct {
 	off       int64           // kindVirtual, kindDir (entries handed out)
 	dir       []byte          // kindDir: host dirent64 records not yet handed out
 	pipe      *pipe
-	write     bool // kindPipe: the write end
+	write     bool     // kindPipe: the write end
+	tfd       *timerFD // kindTimerFD
 	refs      int
 }
 
@@ -236,6 +238,8 @@ func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {
 		n := copy(buf, pp.buf)
 		pp.buf = pp.buf[n:]
 		return n, 0
+	case kindTimerFD:
+		return p.timerfdRead(f, buf)
 	}
 	return 0, errno(EBADF)
 }
@@ -285,6 +289,8 @@ func (p *Process) writeFile(f *openFile, b []byte, off int64) (int, uint64) {
 		n := min(room, len(b))
 		pp.buf = append(pp.buf, b[:n]...)
 		return n, 0
+	case kindTimerFD:
+		return 0, errno(EINVAL) // no write operation, as Linux's vfs_write says
 	}
 	return 0, errno(EBADF)
 }

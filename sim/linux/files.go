@@ -431,6 +431,8 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 		return Stat{Dev: 12, Ino: 0x2000, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
+	case kindTimerFD: // an anonymous inode: mode 0600 and no file type
+		return Stat{Dev: 14, Ino: 0x3000, Mode: 0o600, Nlink: 1, Blksize: 4096}, 0
 	}
 	return Stat{}, errno(EBADF)
 }
@@ -1539,6 +1541,8 @@ func (p *Process) readiness(fd uint64, ev uint64) uint64 {
 			return (pollout | pollwrnorm) & ev
 		}
 		return 0
+	case f.kind == kindTimerFD:
+		return p.timerfdReady(f, ev)
 	}
 	return ev & (pollin | pollout | pollrdnorm | pollwrnorm)
 }

@@ -124,6 +124,9 @@ type ptimer struct {
 	queued   bool   // its signal is pending, not yet taken
 	overrun  uint64 // expiries while its signal was pending
 	lastOver uint64 // timer_getoverrun: the overrun of the last signal taken
+	// sleeper is the thread a clock_nanosleep on a CPU clock put to
+	// sleep until this timer's expiry: it wakes instead of a signal.
+	sleeper *thread
 }
 
 // timerState is the process's timers and what the scheduler's slice and
@@ -132,6 +135,15 @@ type timerState struct {
 	itimers [3]*ptimer // ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF
 	posix   []*ptimer  // live POSIX timers in creation (id) order
 	nextID  int32
+	fds     []*timerFD // timerfds (timerfd.go), in creation order
+	sleeps  []*ptimer  // the expiries of clock_nanosleep on CPU clocks
+	// resume holds, per thread, where a relative sleep that a signal
+	// interrupted with ERESTART_RESTARTBLOCK was to end (on its clock):
+	// when no handler settles the call and it runs again, it sleeps until
+	// then, not for its whole time again, as Linux's restart_syscall does
+	// with the restart block (hrtimer_nanosleep_restart,
+	// posix_cpu_nsleep_restart). A handler drops it (the call gives EINTR).
+	resume map[*thread]uint64
 
 	quantumEnd uint64 // Insns at which the running thread's quantum ends (0: one thread)
 
@@ -159,11 +171,12 @@ const (
 type timedWait struct {
 	kind     waitKind
 	what     string
-	code     uint64 // the restart code an interrupting signal gives (negated)
-	rem      uint64 // nanosleep's remaining-time address (0: none)
-	set      uint64 // rt_sigtimedwait's set
-	info     uint64 // rt_sigtimedwait's siginfo address (0: none)
-	realMask uint64 // the mask rt_sigtimedwait restores
+	code     uint64  // the restart code an interrupting signal gives (negated)
+	rem      uint64  // nanosleep's remaining-time address (0: none)
+	cpu      *ptimer // a sleep on a CPU clock: the timer that ends it
+	set      uint64  // rt_sigtimedwait's set
+	info     uint64  // rt_sigtimedwait's siginfo address (0: none)
+	realMask uint64  // the mask rt_sigtimedwait restores
 }
 
 // Delivered is the number of signals whose handlers were entered.
@@ -188,7 +201,7 @@ func (p *Process) sliceEnd() uint64 {
 // hasTimers reports whether any timer exists (armed or not).
 func (p *Process) hasTimers() bool {
 	ts := &p.timer
-	return len(ts.posix) != 0 || ts.itimers != [3]*ptimer{}
+	return len(ts.posix) != 0 || len(ts.sleeps) != 0 || ts.itimers != [3]*ptimer{}
 }
 
 // eachTimer calls f for every timer: the interval timers, then the
@@ -203,10 +216,14 @@ func (p *Process) eachTimer(f func(t *ptimer)) {
 	for _, t := range p.timer.posix {
 		f(t)
 	}
+	for _, t := range p.timer.sleeps {
+		f(t)
+	}
 }
 
-// signals reports whether t is armed and sends a signal when it expires.
-func (t *ptimer) signals() bool { return t.armed && t.notify != sigevNone }
+// signals reports whether t is armed and sends a signal (or wakes a
+// sleeper) when it expires.
+func (t *ptimer) signals() bool { return t.armed && (t.notify != sigevNone || t.sleeper != nil) }
 
 // timerEvent is the Insns count at which the earliest signalling timer
 // that can expire while the running thread runs does.
@@ -377,12 +394,21 @@ func (p *Process) fireTimers() {
 			}
 		}
 	})
+	if len(p.timer.sleeps) != 0 {
+		p.timer.sleeps = slices.DeleteFunc(p.timer.sleeps, func(t *ptimer) bool { return !t.armed })
+	}
 }
 
 // expire sends t's signal for n expiries: a POSIX timer whose signal is
 // still pending counts them as overruns instead, as Linux's
 // posix_timer_event.
 func (p *Process) expire(t *ptimer, n uint64) {
+	if th := t.sleeper; th != nil {
+		if th.state == threadWait && th.tw.cpu == t {
+			p.wakeThread(th, 0)
+		}
+		return
+	}
 	if !t.posix {
 		in := sigInfo{signo: t.signo, code: siKernel, kind: siKindKill, cause: "an interval timer sent the program"}
 		p.sendSignal(in)
@@ -418,8 +444,10 @@ func (p *Process) timerTaken(in *sigInfo) {
 
 // --- scheduler hooks ---
 
-// wakeDue ends the waits whose deadline has passed.
+// wakeDue ends the waits whose deadline has passed, and runs the calls
+// waiting in waitIO again when a timerfd has expired.
 func (p *Process) wakeDue(now uint64) {
+	p.wakeTimerFDs()
 	for _, t := range p.threads {
 		if t.state == threadRunnable || t.state == threadExited || !t.hasDeadline || t.deadline > now {
 			continue
@@ -456,6 +484,9 @@ func (p *Process) nextWake() (next uint64, ok bool) {
 			next, ok = t.expiry, true
 		}
 	})
+	if e, fdOK := p.timerfdNext(); fdOK && (!ok || e < next) {
+		next, ok = e, true
+	}
 	return next, ok
 }
 
@@ -470,6 +501,9 @@ const maxIdleJumps = 1 << 16
 func (p *Process) canWaitAlone() bool {
 	if p.timer.blockTimed {
 		return true
+	}
+	if _, ok := p.timerfdNext(); ok {
+		return true // a timerfd's expiry wakes it
 	}
 	ok := false
 	p.eachTimer(func(t *ptimer) { ok = ok || t.signals() && t.kind == clockWall })
@@ -498,6 +532,7 @@ func (p *Process) setResult(t *thread, r uint64) {
 // handler (ERESTARTSYS with SA_RESTART, ERESTARTNOINTR).
 func (p *Process) restartForHandler(flags uint64) {
 	p.cur.hasDeadline = false // a poll's timeout ends with it
+	delete(p.timer.resume, p.cur)
 	r := p.timer.restart
 	if r == 0 {
 		return
@@ -567,10 +602,21 @@ func (p *Process) interrupt(th *thread, sig int) {
 		w := th.tw
 		switch w.kind {
 		case waitSleep:
+			end, now := th.deadline, p.monoNow()
+			if w.cpu != nil {
+				end, now = w.cpu.expiry, p.timerNow(w.cpu)
+				w.cpu.armed = false
+			}
+			if w.code == errno(errRestartBlock) {
+				if p.timer.resume == nil {
+					p.timer.resume = map[*thread]uint64{}
+				}
+				p.timer.resume[th] = end
+			}
 			if w.rem != 0 {
 				left := uint64(0)
-				if now := p.monoNow(); th.deadline > now {
-					left = th.deadline - now
+				if end > now {
+					left = end - now
 				}
 				p.putTimespec(w.rem, left, 1)
 			}
@@ -649,31 +695,82 @@ func sysNanosleep(p *Process, a [6]uint64) uint64 {
 	if r != 0 {
 		return r
 	}
-	return p.sleepUntil(p.deadline(ns, false, false), a[1], errRestartBlock, "nanosleep")
+	return p.sleepUntil(p.relativeEnd(ns), a[1], errRestartBlock, "nanosleep")
 }
 
-// sysClockNanosleep sleeps on a wall clock, relative or (TIMER_ABSTIME)
-// absolute; it returns the error number itself, as Linux. Sleeping on a
-// CPU clock is not supported: CLOCK_PROCESS_CPUTIME_ID gives ENOTSUP,
-// CLOCK_THREAD_CPUTIME_ID EINVAL (as on Linux).
+// relativeEnd is where a relative sleep of ns from now ends on the
+// monotonic clock, or, for the run again of one a signal interrupted, where
+// the first run was to end (timerState.resume).
+func (p *Process) relativeEnd(ns uint64) uint64 {
+	if end, ok := p.timer.resume[p.cur]; ok {
+		delete(p.timer.resume, p.cur)
+		return end
+	}
+	return p.deadline(ns, false, false)
+}
+
+// sysClockNanosleep sleeps on a wall clock or a CPU clock, relative or
+// (TIMER_ABSTIME) absolute; it returns the error number itself, as Linux.
+// As Linux's clock_nanosleep and posix_cpu_nsleep: MONOTONIC_RAW, the
+// coarse clocks and CLOCK_THREAD_CPUTIME_ID have no sleep (EOPNOTSUPP;
+// glibc's wrapper turns the last into EINVAL itself), a per-thread CPU
+// clock id naming the caller gives EINVAL, and the process's CPU clock or
+// another thread's is slept on: the thread waits until that clock reaches
+// the end while the others run (alone, nothing advances it: the deadlock
+// report).
 func sysClockNanosleep(p *Process, a [6]uint64) uint64 {
 	clock, flags := a[0], a[1]
 	ok, realtime := wallClock(clock)
-	if !ok {
-		switch clock {
-		case 2, 4, 5, 6:
-			return errno(ENOTSUP)
-		}
+	kind, th, cpuOK, valid := p.cpuClock(clock)
+	switch {
+	case ok:
+	case clock == 3, clock == 4, clock == 5, clock == 6:
+		return errno(ENOTSUP)
+	case !cpuOK:
 		return errno(EINVAL)
 	}
 	ns, r := p.readTimeout(a[2])
 	if r != 0 {
 		return r
 	}
-	if flags&timerAbstime != 0 {
+	abs := flags&timerAbstime != 0
+	if !ok {
+		if !valid || kind == clockThreadCPU && th == p.cur {
+			return errno(EINVAL)
+		}
+		return p.sleepCPU(kind, th, ns, abs, a[3])
+	}
+	if abs {
 		return p.sleepUntil(p.wallDeadline(ns, true, realtime), 0, errRestartNoHand, "clock_nanosleep")
 	}
-	return p.sleepUntil(p.deadline(ns, false, false), a[3], errRestartBlock, "clock_nanosleep")
+	return p.sleepUntil(p.relativeEnd(ns), a[3], errRestartBlock, "clock_nanosleep")
+}
+
+// sleepCPU sleeps the running thread until a CPU clock (the process's,
+// or thread th's) reaches ns (abs) or now+ns: a timer on that clock wakes
+// it (ptimer.sleeper).
+func (p *Process) sleepCPU(kind clockKind, th *thread, ns uint64, abs bool, rem uint64) uint64 {
+	t := &ptimer{kind: kind, thread: th, notify: sigevNone, sleeper: p.cur, armed: true}
+	now := p.timerNow(t)
+	code := errRestartNoHand
+	switch {
+	case abs:
+		t.expiry, rem = ns, 0
+	default:
+		code = errRestartBlock
+		if end, ok := p.timer.resume[p.cur]; ok {
+			delete(p.timer.resume, p.cur)
+			t.expiry = end
+		} else {
+			t.expiry = now + min(ns, math.MaxInt64)
+		}
+	}
+	if t.expiry <= now {
+		return 0
+	}
+	p.timer.sleeps = append(p.timer.sleeps, t)
+	p.waitFor(&timedWait{kind: waitSleep, what: "clock_nanosleep on a CPU clock", code: errno(code), rem: rem, cpu: t}, 0, false)
+	return 0
 }
 
 // sysPause waits for a signal that runs a handler (or ends the process).

@@ -8,9 +8,10 @@ import (
 // FuzzTimerCalls drives the timer and signal-wait syscalls — timer_create
 // (its sigevent from the input), timer_settime (its itimerspec from the
 // input), timer_gettime, timer_delete, setitimer, alarm, nanosleep,
-// rt_sigtimedwait, clone — and retired instructions, in the order the
-// input says: simrun answers with an errno or a state change, never a
-// panic or a hang, and the slice it arms always lies ahead.
+// clock_nanosleep (wall and CPU clocks), rt_sigtimedwait, clone — and
+// retired instructions, in the order the input says: simrun answers with
+// an errno or a state change, never a panic or a hang, and the slice it
+// arms always lies ahead.
 func FuzzTimerCalls(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0x10, 0x27, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{4, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 1, 0, 0, 0})
@@ -47,7 +48,17 @@ func FuzzTimerCalls(f *testing.F) {
 					dispatch(t, p, "alarm", arg%3)
 				}
 			case 6:
-				dispatch(t, p, "nanosleep", buf+0x400+arg%16, buf+0x900)
+				if arg>>40&1 == 0 {
+					dispatch(t, p, "nanosleep", buf+0x400+arg%16, buf+0x900)
+					break
+				}
+				// clock_nanosleep on a wall clock, a CPU clock, or a
+				// clock_getcpuclockid id of this or another thread.
+				clock := arg >> 41 % 12
+				if arg>>45&1 != 0 {
+					clock = cpuClockID(1000+arg>>46%3, arg>>48&1 != 0, arg>>49%4)
+				}
+				dispatch(t, p, "clock_nanosleep", clock, arg>>8&1, buf+0x400+arg%16, buf+0x900)
 			case 7:
 				runInsns(p, arg%100000)
 			case 8:

@@ -231,8 +231,13 @@ func TestTimerErrors(t *testing.T) {
 	require.Equal(t, errno(EINVAL), call(t, p, "rt_sigsuspend", buf, 4))
 	require.Equal(t, errno(EFAULT), call(t, p, "rt_sigsuspend", 0x10, 8))
 	require.Equal(t, errno(EINVAL), call(t, p, "rt_sigtimedwait", buf, 0, 0, 4))
-	require.Equal(t, errno(EINVAL), call(t, p, "clock_nanosleep", 3, 0, buf, 0), "thread CPU clock")
-	require.Equal(t, errno(ENOTSUP), call(t, p, "clock_nanosleep", 2, 0, buf, 0), "process CPU clock")
+	// As Linux (a raw syscall on Linux 6.x): CLOCK_THREAD_CPUTIME_ID has
+	// no sleep, the caller's own per-thread clock id is refused, the
+	// process's clock is slept on (an absolute time passed: at once).
+	require.Equal(t, errno(ENOTSUP), call(t, p, "clock_nanosleep", 3, 0, buf, 0), "thread CPU clock")
+	require.Equal(t, errno(EINVAL), call(t, p, "clock_nanosleep", cpuClockID(0, true, 2), 0, buf, 0), "own thread clock")
+	require.Equal(t, errno(EINVAL), call(t, p, "clock_nanosleep", cpuClockID(guestPID, true, 2), 0, buf, 0), "own thread clock by tid")
+	require.Equal(t, uint64(0), call(t, p, "clock_nanosleep", 2, timerAbstime, putTimespecs(t, p, buf+0x300, 1), 0), "process CPU clock, past")
 	require.True(t, p.writeGuest(buf+0x100, bad))
 	require.Equal(t, errno(EINVAL), call(t, p, "nanosleep", buf+0x110, 0), "nsec 1e9")
 	require.Equal(t, errno(EFAULT), call(t, p, "nanosleep", 0x10, 0))
@@ -434,6 +439,78 @@ func TestPpollMask(t *testing.T) {
 			require.Equal(t, uint64(0x40_0000), p.Core.PC())
 			require.False(t, p.sig.hasSaved, "the frame holds the mask from before")
 			require.Zero(t, p.timer.restart)
+		})
+	}
+}
+
+// TestSleepRestartRemaining: a relative nanosleep that a signal
+// interrupts, when no handler settles it (the signal is gone by the time
+// the thread runs), runs again until the first call's end, not for its
+// whole time again, as Linux's restart_syscall; a handler drops that
+// end (the call gave EINTR).
+func TestSleepRestartRemaining(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, buf := testProcess(t, arch)
+			sa := buf + 0x100
+			require.True(t, p.writeGuest(sa, appendU64(p.order(), nil, 0x40_0000)))
+			require.Equal(t, uint64(0), call(t, p, "rt_sigaction", 10, sa, 0, 8))
+			// A wall timer due later keeps the lone thread from just
+			// moving the clock on: it waits.
+			require.Equal(t, uint64(0), call(t, p, "setitimer", itimerReal, putItimerval(t, p, buf, 0, 2e6), 0))
+			start := p.monoNow()
+			ts := putTimespecs(t, p, buf+0x40, 3e9)
+			require.Equal(t, uint64(0), call(t, p, "nanosleep", ts, buf+0x60))
+			require.Equal(t, threadWait, p.cur.state)
+			p.clockOff += 1e6 // 1 ms passes, then SIGUSR1 interrupts ...
+			p.interrupt(p.cur, 10)
+			require.Equal(t, []uint64{2, 999e6}, []uint64{u64At(t, p, buf+0x60), u64At(t, p, buf+0x68)})
+			p.switchTo(p.cur) // ... and is gone: no handler settles the call
+			require.Equal(t, map[*thread]uint64{p.cur: start + 3e9}, p.timer.resume)
+			require.Equal(t, uint64(0), call(t, p, "setitimer", itimerReal, putItimerval(t, p, buf, 0, 0), 0))
+			call(t, p, "nanosleep", ts, buf+0x60)
+			require.Equal(t, start+3e9, p.monoNow(), "slept the time left, not 3 s more")
+			require.Empty(t, p.timer.resume)
+
+			// With a handler the call ends in EINTR: nothing to resume.
+			require.Equal(t, uint64(0), call(t, p, "setitimer", itimerReal, putItimerval(t, p, buf, 0, 2e6), 0))
+			call(t, p, "nanosleep", ts, 0)
+			require.Equal(t, uint64(0), call(t, p, "tgkill", guestPID, guestPID, 10))
+			p.reschedule()
+			require.Equal(t, uint64(0x40_0000), p.Core.PC(), "the handler runs")
+			require.Empty(t, p.timer.resume)
+		})
+	}
+}
+
+// TestSleepOnCPUClock: clock_nanosleep on the process's CPU clock waits
+// until the other threads have retired that many instructions; alone, the
+// thread would wait for ever: the deadlock report.
+func TestSleepOnCPUClock(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, buf := testProcess(t, arch)
+			tid := dispatch(t, p, "clone", threadCloneArgs(arch, glibcThreadFlags, buf+0x8000, 0, 0, 0)...)
+			p.sig.pending = nil
+			main := p.cur
+			start := p.Insns
+			dispatch(t, p, "clock_nanosleep", 2, 0, putTimespecs(t, p, buf+0x40, 5000), 0)
+			require.Equal(t, threadWait, main.state)
+			require.Equal(t, tid, p.cur.tid, "the other thread runs")
+			runInsns(p, 4000)
+			require.Equal(t, threadWait, main.state)
+			runInsns(p, 1000)
+			require.Equal(t, threadRunnable, main.state, "woken at 5000 instructions of CPU time")
+			require.Equal(t, start+5000, p.Insns)
+			require.Empty(t, p.timer.sleeps)
+
+			// Alone, nothing advances the process's CPU clock.
+			q, qbuf := testProcess(t, arch)
+			dispatch(t, q, "clock_nanosleep", 2, 0, putTimespecs(t, q, qbuf+0x40, 5000), 0)
+			require.True(t, q.Exited())
+			ex, err := q.Machine.RunFor(0)
+			require.NoError(t, err)
+			require.Contains(t, ex.Fault.Error(), "clock_nanosleep on a CPU clock")
 		})
 	}
 }
