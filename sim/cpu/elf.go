@@ -3,9 +3,10 @@ package cpu
 import (
 	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"sort"
+
+	"simrun/sim/elfsym"
 )
 
 // Image is a program loaded into guest memory.
@@ -22,7 +23,10 @@ type Image struct {
 	End      uint64 // page-aligned end of the highest segment
 	BrkStart uint64
 	Segments []Segment
-	Symbols  []Symbol // function and object symbols, sorted by address
+	// Symbols are the program's function symbols at their run-time
+	// addresses (see sim/elfsym for which symbols and the rule for their
+	// extent); empty when the symbol table is unreadable.
+	Symbols elfsym.Table
 	// Interp is the program interpreter (PT_INTERP) it asks for; "" for a
 	// static program.
 	Interp string
@@ -36,13 +40,8 @@ type Segment struct {
 	Perm           Perm
 }
 
-// Symbol is an ELF symbol with its final (biased) address.
-type Symbol struct {
-	Name  string
-	Addr  uint64
-	Size  uint64
-	IsFun bool
-}
+// Symbol is a function symbol with its final extent.
+type Symbol = elfsym.Symbol
 
 // maxImagePages bounds the address space an ELF image may claim.
 const maxImagePages = 1 << 18
@@ -243,39 +242,20 @@ func phdrOffset(data []byte, f *elf.File) uint64 {
 	return f.ByteOrder.Uint64(data[0x20:0x28])
 }
 
-func readSymbols(f *elf.File, bias uint64) []Symbol {
-	syms, err := f.Symbols()
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+// readSymbols reads f's function symbols, moved by bias. A corrupt
+// symbol table costs the names, not the load.
+func readSymbols(f *elf.File, bias uint64) elfsym.Table {
+	t, err := elfsym.Read(f)
+	if err != nil {
 		return nil
 	}
-	var out []Symbol
-	for _, s := range syms {
-		t := elf.ST_TYPE(s.Info)
-		if s.Section == elf.SHN_UNDEF || s.Name == "" || (t != elf.STT_FUNC && t != elf.STT_OBJECT && t != elf.STT_NOTYPE) {
-			continue
-		}
-		if t == elf.STT_NOTYPE && (s.Name[0] == '$' || s.Section >= elf.SHN_LORESERVE) {
-			continue // mapping symbols ($x, $d) and absolute values
-		}
-		out = append(out, Symbol{Name: s.Name, Addr: s.Value + bias, Size: s.Size, IsFun: t == elf.STT_FUNC})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
-	return out
+	return t.Rebased(bias)
 }
 
-// SymbolAt returns the symbol containing addr (or the nearest one below it
-// without a size) and the offset into it.
+// SymbolAt returns the symbol containing addr and the offset into it.
 func (img *Image) SymbolAt(addr uint64) (Symbol, uint64, bool) {
-	i := sort.Search(len(img.Symbols), func(i int) bool { return img.Symbols[i].Addr > addr }) - 1
-	for ; i >= 0; i-- {
-		s := img.Symbols[i]
-		if s.Size == 0 && !s.IsFun {
-			continue
-		}
-		if addr < s.Addr+s.Size || (s.Size == 0 && addr-s.Addr < 1<<16) {
-			return s, addr - s.Addr, true
-		}
-		break
+	if s, ok := img.Symbols.Lookup(addr); ok {
+		return *s, addr - s.Addr, true
 	}
 	return Symbol{}, 0, false
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"simrun/sim/cpu"
+	"simrun/sim/elfsym"
 )
 
 // Binary is a program file read for symbolization: its functions from the
@@ -83,7 +84,7 @@ func NewBinary(path string, data []byte, bias uint64) (b *Binary, err error) {
 	// A corrupt symbol table or DWARF costs its feature, not the file.
 	if err := guard(b.readFuncs); err != nil {
 		b.Funcs = nil
-		b.Warnings = append(b.Warnings, fmt.Sprintf("%s: .symtab: %v; samples are not attributed to functions", path, err))
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%s: %v; samples are not attributed to functions", path, err))
 	}
 	if err := guard(b.readLines); err != nil {
 		b.lines, b.HasLines = nil, false
@@ -122,65 +123,17 @@ func dwarfSection(err error) string {
 	return ".debug_line"
 }
 
-// readFuncs collects the function symbols: STT_FUNC, and untyped labels in
-// executable sections (hand-written assembly) other than the $x/$d mapping
-// symbols.  A symbol without a size extends to the next one or to the end
-// of its section, as perf sizes them.
+// readFuncs collects the function symbols by sim/elfsym's rule (from
+// .dynsym when the file has no .symtab, as perf names a stripped shared
+// object's samples).
 func (b *Binary) readFuncs() error {
-	syms, err := b.ELF.Symbols()
-	if errors.Is(err, elf.ErrNoSymbols) {
-		// A stripped shared object still exports its functions (perf
-		// names libc's samples from them too).
-		syms, err = b.ELF.DynamicSymbols()
+	t, err := elfsym.Read(b.ELF)
+	if err != nil {
+		return err // names the section
 	}
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return fmt.Errorf("symbol table: %v", err)
-	}
-	type sym struct {
-		Func
-		secEnd uint64
-		sized  bool
-	}
-	var all []sym
-	for _, s := range syms {
-		t := elf.ST_TYPE(s.Info)
-		if s.Name == "" || s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE || int(s.Section) >= len(b.ELF.Sections) {
-			continue
-		}
-		sec := b.ELF.Sections[s.Section]
-		switch {
-		case t == elf.STT_FUNC:
-		case t == elf.STT_NOTYPE && sec.Flags&elf.SHF_EXECINSTR != 0 && s.Name[0] != '$' && s.Name[0] != '.':
-		default:
-			continue
-		}
-		all = append(all, sym{Func: Func{Name: s.Name, Start: s.Value + b.Bias, End: s.Value + s.Size + b.Bias},
-			secEnd: sec.Addr + sec.Size + b.Bias, sized: s.Size > 0})
-	}
-	// Sized symbols first at an address, then by name: one symbol per address.
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].Start != all[j].Start {
-			return all[i].Start < all[j].Start
-		}
-		if all[i].sized != all[j].sized {
-			return all[i].sized
-		}
-		return all[i].Name < all[j].Name
-	})
-	for i, s := range all {
-		if len(b.Funcs) > 0 && b.Funcs[len(b.Funcs)-1].Start == s.Start {
-			continue // an alias
-		}
-		if !s.sized {
-			s.End = s.secEnd
-			for _, n := range all[i+1:] {
-				if n.Start > s.Start {
-					s.End = min(s.End, n.Start)
-					break
-				}
-			}
-		}
-		b.Funcs = append(b.Funcs, s.Func)
+	b.Funcs = make([]Func, len(t))
+	for i, s := range t {
+		b.Funcs[i] = Func{Name: s.Name, Start: s.Addr + b.Bias, End: s.Addr + s.Size + b.Bias}
 	}
 	return nil
 }

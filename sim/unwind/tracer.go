@@ -1,11 +1,11 @@
 package unwind
 
 import (
-	"debug/elf"
 	"fmt"
 	"sort"
 
 	"simrun/sim/cpu"
+	"simrun/sim/elfsym"
 	"simrun/sim/unwind/abi"
 	"simrun/sim/unwind/cfi"
 	"simrun/sim/unwind/sframe"
@@ -608,51 +608,19 @@ func (x *chainSource) where(addr uint64) string {
 // Symbols are a program's function symbols, for names in reports and the
 // frame chain's function-entry rule.
 type Symbols struct {
-	syms []cpu.Symbol // functions, sorted by address
+	syms elfsym.Table
 }
 
-// ReadSymbols reads the function symbols of o (none if it has no symbol
-// table), and like objdump the untyped labels inside functions (glibc's
-// __wrap_main inside _start): a label names the code from it to the next
-// symbol or the end of the function around it.
+// ReadSymbols reads the function symbols of o by sim/elfsym's rule (from
+// .dynsym when the file has no .symtab: a stripped shared object keeps
+// the functions it exports). A file without symbols, or with a corrupt
+// table, gives none: the walk goes on and names are addresses.
 func ReadSymbols(o *Object) (*Symbols, error) {
-	es, err := o.ELF.Symbols()
+	t, err := elfsym.Read(o.ELF)
 	if err != nil {
-		// A stripped shared object keeps the functions it exports.
-		if es, err = o.ELF.DynamicSymbols(); err != nil {
-			return &Symbols{}, nil // stripped: names are addresses
-		}
+		return &Symbols{}, nil
 	}
-	var s []cpu.Symbol
-	funcAt := map[uint64]bool{}
-	for _, e := range es {
-		if elf.ST_TYPE(e.Info) == elf.STT_FUNC && e.Section != elf.SHN_UNDEF && e.Name != "" {
-			size := e.Size
-			if size == 0 && e.Section < elf.SHN_LORESERVE && int(e.Section) < len(o.ELF.Sections) {
-				// An unsized function (crti's _init, _fini) reaches at
-				// most to the end of its section, as profile.Binary
-				// reads it.
-				sec := o.ELF.Sections[e.Section]
-				if end := sec.Addr + sec.Size; end > e.Value {
-					size = end - e.Value
-				}
-			}
-			s = append(s, cpu.Symbol{Name: e.Name, Addr: e.Value, Size: size, IsFun: true})
-			funcAt[e.Value] = true
-		}
-	}
-	funcs := NewSymbols(s)
-	for _, e := range es {
-		if elf.ST_TYPE(e.Info) != elf.STT_NOTYPE || e.Name == "" || e.Name[0] == '$' || funcAt[e.Value] ||
-			e.Section >= elf.SHN_LORESERVE || e.Section == elf.SHN_UNDEF || int(e.Section) >= len(o.ELF.Sections) ||
-			o.ELF.Sections[e.Section].Flags&elf.SHF_EXECINSTR == 0 {
-			continue
-		}
-		if f := funcs.lookup(e.Value); f != nil && f.Size != 0 {
-			s = append(s, cpu.Symbol{Name: e.Name, Addr: e.Value, Size: f.Addr + f.Size - e.Value})
-		}
-	}
-	return NewSymbols(s), nil
+	return &Symbols{syms: t}, nil
 }
 
 // Rebased returns the symbols moved by bias (a PIE's load address).
@@ -660,32 +628,19 @@ func (s *Symbols) Rebased(bias uint64) *Symbols {
 	if s == nil || bias == 0 {
 		return s
 	}
-	r := &Symbols{syms: append([]cpu.Symbol(nil), s.syms...)}
-	for i := range r.syms {
-		r.syms[i].Addr += bias
-	}
-	return r
+	return &Symbols{syms: s.syms.Rebased(bias)}
 }
 
-// NewSymbols indexes function symbols.
+// NewSymbols indexes function symbols whose sizes are final.
 func NewSymbols(s []cpu.Symbol) *Symbols {
-	s = append([]cpu.Symbol(nil), s...)
-	sort.SliceStable(s, func(i, j int) bool { return s[i].Addr < s[j].Addr })
-	return &Symbols{syms: s}
+	return &Symbols{syms: elfsym.New(s)}
 }
 
 func (s *Symbols) lookup(pc uint64) *cpu.Symbol {
 	if s == nil {
 		return nil
 	}
-	i := sort.Search(len(s.syms), func(i int) bool { return s.syms[i].Addr > pc }) - 1
-	if i < 0 {
-		return nil
-	}
-	f := &s.syms[i]
-	if f.Size != 0 && pc-f.Addr >= f.Size {
-		return nil
-	}
+	f, _ := s.syms.Lookup(pc)
 	return f
 }
 
@@ -715,12 +670,7 @@ func (s *Symbols) Addr(name string) (uint64, bool) {
 	if s == nil {
 		return 0, false
 	}
-	for _, f := range s.syms {
-		if f.Name == name {
-			return f.Addr, true
-		}
-	}
-	return 0, false
+	return s.syms.Addr(name)
 }
 
 // IsStart reports whether pc is a function's first instruction.
