@@ -154,7 +154,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		exit, err = stub.Serve()
 		m.StopTiming()
 	} else {
-		exit, err = m.Run()
+		exit, err = linux.Run(m)
 	}
 	wall := time.Since(start)
 	sig := interrupts.signal()

@@ -108,7 +108,6 @@ type Process struct {
 	threads    []*thread
 	allThreads []*thread // every thread the process had, exited ones too
 	cur        *thread
-	nextTid    uint64
 	quantum    uint64
 	schedRng   uint64 // the random scheduler's state (0: round robin)
 	switches   uint64
@@ -126,6 +125,19 @@ type Process struct {
 	OnThread func(ThreadEvent)
 
 	timer timerState // timers, and the slice and restart state (timer.go)
+
+	// The process among the others (system.go): its system, ids, parent
+	// (nil: none, or gone), the signal its end sends the parent, and how
+	// it ended (wait's status, and siginfo's si_code and si_status).
+	sys           *System
+	pid, ppid     uint64
+	pgid, sid     uint64
+	parent        *Process
+	exitSignal    int
+	ended         bool
+	wstatus       uint32
+	wcode, wvalue uint32
+	vforkParent   *thread // the parent's thread a vfork holds
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
@@ -182,6 +194,8 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	}
 	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
+	newSystem(p)
+	p.ppid = 1
 	p.initThreads()
 	p.MaxInsns = cfg.MaxInsns
 	p.Mem.SetLimit(cfg.MaxMemory)
