@@ -188,7 +188,6 @@ func (p *Process) Syscall(m *cpu.Machine) {
 var toldDenials = map[string]string{
 	"clone":  "simrun starts threads and processes, not namespaces or other sharing",
 	"clone3": "simrun starts threads and processes, not namespaces or other sharing",
-	"execve": "simrun runs one program",
 }
 
 // tellDenial says once, in strace's form, why a call failed when the
@@ -374,7 +373,8 @@ var sysDefs = map[string]sysDef{
 	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
 	"clone":             {Partial, "threads (CLONE_VM, FS, FILES, SIGHAND and THREAD; SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID honoured) and processes (no CLONE_VM: fork; CLONE_VM|CLONE_VFORK: vfork, memory copied on write); Linux's invalid combinations give EINVAL; namespaces and other sharing give ENOSYS", sysClone},
 	"clone3":            {Partial, "as clone, from struct clone_args", sysClone3},
-	"execve":            {Denied, "single process: ENOSYS", sysENOSYS},
+	"execve":            {Full, "any ELF simrun runs (either architecture, static or dynamic through the sysroot) and #! scripts (4 nested at most, as Linux); ENOEXEC, ENOENT, EACCES as Linux; other threads end, handlers reset, close-on-exec descriptors close", sysExecve},
+	"execveat":          {Full, "as execve, relative to a descriptor (AT_SYMLINK_NOFOLLOW)", sysExecveat},
 
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).

@@ -401,6 +401,9 @@ func (p *Process) fork(c cloneArgs) uint64 {
 		}
 	}
 	q.shared = slices.Clone(p.shared)
+	for _, sm := range q.shared {
+		sm.file.refs++
+	}
 	q.fileMaps = slices.Clone(p.fileMaps)
 	q.codeMaps = slices.Clone(p.codeMaps)
 	// The child's thread: the caller's registers, clone returning 0.
