@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -203,6 +204,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			if ts.Threads > 1 {
 				for _, t := range ts.Insns {
 					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)
+				}
+			}
+			if all := p.System().All(); len(all) > 1 {
+				for _, q := range all {
+					fmt.Fprintf(stderr, "process %d: %s, %d instructions, %s\n", q.Pid(), filepath.Base(q.Program()), q.Insns, q.StatusString())
 				}
 			}
 		}

@@ -66,6 +66,9 @@ type Config struct {
 	// ENOSYS as under qemu-user 7.2, whose runs simrun then matches
 	// instruction for instruction.
 	RobustFutexes bool
+	// MaxProcs bounds the processes alive at once (0: DefaultMaxProcs;
+	// system.go): fork past it gives EAGAIN.
+	MaxProcs int
 }
 
 // Process is one simulated Linux process: the machine that runs it and

@@ -73,6 +73,9 @@ func (p *Process) rlimit(res uint64) (cur, max uint64, ok bool) {
 		return stackSize, inf, true
 	case 7: // RLIMIT_NOFILE
 		return 1024, 4096, true
+	case 6: // RLIMIT_NPROC
+		n := uint64(p.sys.maxProcs())
+		return n, n, true
 	}
 	if res < 16 {
 		return inf, inf, true

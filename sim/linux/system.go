@@ -47,22 +47,28 @@ type System struct {
 	cur    *Process // the process whose machine runs (or ran last)
 	nextID uint64
 	nlive  int // live processes (not zombies)
-	// MaxProcs bounds the live processes (0: DefaultMaxProcs).
-	MaxProcs int
 	// switchTo is the process and thread the scheduler picked in
 	// another process: the running machine yielded for it.
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
 	everMulti  bool       // more than one process existed (strace's [pid N])
-	gone       []*Process // reaped processes (for --stats)
+	all        []*Process // every process the run had, in pid order (--stats)
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.
 func newSystem(p *Process) *System {
-	s := &System{procs: []*Process{p}, first: p, cur: p, nextID: guestPID + 1, nlive: 1}
+	s := &System{procs: []*Process{p}, all: []*Process{p}, first: p, cur: p, nextID: guestPID + 1, nlive: 1}
 	p.sys, p.pid, p.pgid, p.sid = s, guestPID, guestPID, guestPID
 	return s
+}
+
+// maxProcs is Config.MaxProcs, or its default.
+func (s *System) maxProcs() int {
+	if n := s.first.Cfg.MaxProcs; n > 0 {
+		return n
+	}
+	return DefaultMaxProcs
 }
 
 // newID is the next pid or tid.
@@ -78,17 +84,28 @@ func (p *Process) System() *System { return p.sys }
 // Processes returns the live and zombie processes in pid order.
 func (s *System) Processes() []*Process { return s.procs }
 
-// Ended returns the processes that ended and were reaped or outlived
-// the run, with the live ones, in pid order (for --stats).
-func (s *System) All() []*Process {
-	all := slices.Clone(s.gone)
-	all = append(all, s.procs...)
-	slices.SortFunc(all, func(a, b *Process) int { return int(a.pid) - int(b.pid) })
-	return all
-}
+// All returns every process the run had, in pid order (for --stats).
+func (s *System) All() []*Process { return s.all }
+
+// Program is the program the process runs (its host path).
+func (p *Process) Program() string { return p.exe }
 
 // Pid is the process's id.
 func (p *Process) Pid() uint64 { return p.pid }
+
+// StatusString says how the process ended ("exit 0", "signal 9",
+// "signal 6, core dumped"), or "running" (ended with the run).
+func (p *Process) StatusString() string {
+	switch {
+	case !p.ended:
+		return "running"
+	case p.wcode == cldExited:
+		return fmt.Sprintf("exit %d", p.wvalue)
+	case p.wcode == cldDumped:
+		return fmt.Sprintf("signal %d, core dumped", p.wvalue)
+	}
+	return fmt.Sprintf("signal %d", p.wvalue)
+}
 
 // ExitStatus is how the process ended, as wait encodes it (valid once
 // it ended).
@@ -343,9 +360,6 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 // reap forgets an ended process.
 func (s *System) reap(p *Process) {
 	s.procs = slices.DeleteFunc(s.procs, func(q *Process) bool { return q == p })
-	if p != s.first {
-		s.gone = append(s.gone, p)
-	}
 }
 
 // wakeVforkParent lets a vfork parent go on (the child exec'd or ended).
@@ -363,11 +377,7 @@ func (p *Process) wakeVforkParent() {
 // calling one with clone returning 0 (see sysClone for the flags).
 func (p *Process) fork(c cloneArgs) uint64 {
 	s := p.sys
-	maxProcs := s.MaxProcs
-	if maxProcs == 0 {
-		maxProcs = DefaultMaxProcs
-	}
-	if s.nlive >= maxProcs {
+	if s.nlive >= s.maxProcs() {
 		return errno(EAGAIN)
 	}
 	tc, ok := p.Core.(cpu.ThreadCore)
@@ -433,6 +443,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	}
 	q.clockOff = p.monoNow()
 	s.procs = append(s.procs, q)
+	s.all = append(s.all, q)
 	s.nlive++
 	s.everMulti = true
 	if c.flags&cloneVfork != 0 {
