@@ -123,6 +123,7 @@ type Process struct {
 	membarrierReg bool   // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was called
 	blockWhat     string // what the call that returned errRestart waits for
 	ioWaiters     int    // threads in waitIO
+	ioProgress    bool   // a call that waits moved bytes first (writeFrom)
 	// OnThread, when set, is told of clones, context switches, thread
 	// exits and signal entries and returns (threadhook.go).
 	OnThread func(ThreadEvent)

@@ -126,6 +126,12 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	p.resched = false
 	p.Mem.TakeLimitHit()
 	r := e.fn(p, args)
+	if p.ioProgress {
+		// the call moved bytes before it waits: other waiters may go on
+		p.ioProgress = false
+		p.wakeIO()
+		p.sys.wakeIO()
+	}
 	if r == errno(errRestart) && !p.Exited() && p.waitIO() {
 		if call != "" {
 			fmt.Fprintf(p.Cfg.Strace, "%s = ? <waiting>\n", call)

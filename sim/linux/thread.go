@@ -103,6 +103,14 @@ type thread struct {
 	rewound   bool
 	tw        *timedWait // a threadWait wait
 	vforkWait bool       // a threadFutex wait for a vfork child (system.go)
+	pipeWrite pipeWrite  // a blocking pipe write's progress while it waits (writeFrom)
+}
+
+// pipeWrite is how far a blocking write to a pipe got before it waited.
+type pipeWrite struct {
+	f       *openFile
+	addr, n uint64
+	done    uint64
 }
 
 // ThreadStats are a run's thread figures for --stats.
