@@ -206,10 +206,8 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)
 				}
 			}
-			if all := p.System().All(); len(all) > 1 {
-				for _, q := range all {
-					fmt.Fprintf(stderr, "process %d: %s, %d instructions, %s\n", q.Pid(), filepath.Base(q.Program()), q.Insns, q.StatusString())
-				}
+			for _, q := range p.System().Stats() {
+				fmt.Fprintf(stderr, "process %d: %s, %d instructions, %s\n", q.Pid, filepath.Base(q.Program), q.Insns, q.Status)
 			}
 		}
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())

@@ -426,7 +426,6 @@ var sysDefs = map[string]sysDef{
 }
 
 func sysZero(p *Process, a [6]uint64) uint64   { return 0 }
-func sysOne(p *Process, a [6]uint64) uint64    { return 1 }
 func sysUID(p *Process, a [6]uint64) uint64    { return guestUID }
 func sysENOSYS(p *Process, a [6]uint64) uint64 { return errno(ENOSYS) }
 

@@ -53,12 +53,12 @@ type System struct {
 	switchThr  *thread
 	deadlocked bool
 	everMulti  bool       // more than one process existed (strace's [pid N])
-	all        []*Process // every process the run had, in pid order (--stats)
+	done       []ProcStat // the processes that ended (--stats)
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.
 func newSystem(p *Process) *System {
-	s := &System{procs: []*Process{p}, all: []*Process{p}, first: p, cur: p, nextID: guestPID + 1, nlive: 1}
+	s := &System{procs: []*Process{p}, first: p, cur: p, nextID: guestPID + 1, nlive: 1}
 	p.sys, p.pid, p.pgid, p.sid = s, guestPID, guestPID, guestPID
 	return s
 }
@@ -84,8 +84,33 @@ func (p *Process) System() *System { return p.sys }
 // Processes returns the live and zombie processes in pid order.
 func (s *System) Processes() []*Process { return s.procs }
 
-// All returns every process the run had, in pid order (for --stats).
-func (s *System) All() []*Process { return s.all }
+// ProcStat is one process's figures for --stats.
+type ProcStat struct {
+	Pid     uint64
+	Program string // the host path of what it ran last
+	Insns   uint64 // instructions retired by its last program
+	Status  string // StatusString
+}
+
+// Stats lists every process the run had, in pid order; nil for a run of
+// one process.
+func (s *System) Stats() []ProcStat {
+	if !s.everMulti {
+		return nil
+	}
+	out := slices.Clone(s.done)
+	for _, q := range s.procs {
+		if !q.ended {
+			out = append(out, q.stat())
+		}
+	}
+	slices.SortFunc(out, func(a, b ProcStat) int { return int(a.Pid) - int(b.Pid) })
+	return out
+}
+
+func (p *Process) stat() ProcStat {
+	return ProcStat{Pid: p.pid, Program: p.exe, Insns: p.Insns, Status: p.StatusString()}
+}
 
 // Program is the program the process runs (its host path).
 func (p *Process) Program() string { return p.exe }
@@ -329,7 +354,10 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 		p.runStart = p.Insns
 	}
 	p.closeAll()
-	p.threads = nil
+	if p != s.first { // the first's stay for its core dump and --stats
+		p.threads = nil
+	}
+	s.done = append(s.done, p.stat())
 	if p != s.first {
 		p.Mem.Release()
 	}
@@ -443,7 +471,6 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	}
 	q.clockOff = p.monoNow()
 	s.procs = append(s.procs, q)
-	s.all = append(s.all, q)
 	s.nlive++
 	s.everMulti = true
 	if c.flags&cloneVfork != 0 {
