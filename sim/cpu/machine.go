@@ -142,10 +142,30 @@ func (m *Machine) ClearStop() { m.stopReq.Store(false) }
 // ends its run sooner: a few milliseconds of guest time.
 const runSlice = 1 << 24
 
+// Yielder is implemented by kernels that run several machines (a
+// process each): when Run's machine yields, RunOthers runs the rest of
+// the run and returns its end.
+type Yielder interface {
+	RunOthers(m *Machine) (*Exit, error)
+}
+
 // Run executes the program to its end, or until an error that is not the
 // guest's (an observer error, ErrStopped). A guest fault is a normal end:
-// Exit.Fault.
+// Exit.Fault. When the machine yields to another (Yield), the kernel's
+// RunOthers (a Yielder) runs on.
 func (m *Machine) Run() (*Exit, error) {
+	exit, err := m.RunMachine()
+	if errors.Is(err, ErrYield) {
+		if y, ok := m.Kernel.(Yielder); ok {
+			return y.RunOthers(m)
+		}
+	}
+	return exit, err
+}
+
+// RunMachine is Run of this machine alone: it returns ErrYield when the
+// machine yields.
+func (m *Machine) RunMachine() (*Exit, error) {
 	for !m.exited {
 		if m.stopReq.Load() {
 			m.StopTiming()

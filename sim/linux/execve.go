@@ -78,6 +78,29 @@ func (p *Process) readStrings(addr uint64) ([]string, uint64) {
 	}
 }
 
+// usrMerged is the sysroot's program for an absolute guest path that
+// fell through to the host: with /usr merged, as in Debian since
+// bookworm, /bin/NAME and /usr/bin/NAME (and sbin) are one file, so a
+// sysroot holding only one of them answers for both.
+func (p *Process) usrMerged(guest, host string) string {
+	if p.Sysroot == "" || strings.HasPrefix(host, p.Sysroot+"/") || !strings.HasPrefix(guest, "/") {
+		return host
+	}
+	alt := ""
+	switch {
+	case strings.HasPrefix(guest, "/usr/bin/"), strings.HasPrefix(guest, "/usr/sbin/"):
+		alt = strings.TrimPrefix(guest, "/usr")
+	case strings.HasPrefix(guest, "/bin/"), strings.HasPrefix(guest, "/sbin/"):
+		alt = "/usr" + guest
+	default:
+		return host
+	}
+	if h := filepath.Join(p.Sysroot, alt); exists(h) {
+		return h
+	}
+	return host
+}
+
 // execProgram reads the program at host (guest path guest) for execve,
 // following "#!" interpreters: the ELF's host path and data, and argv
 // with the interpreters in front.
@@ -125,6 +148,7 @@ func (p *Process) execProgram(host, guest string, argv []string) (string, []byte
 		if host, e = p.resolve(atFDCWD, interp, true); e != 0 {
 			return "", nil, nil, e
 		}
+		host = p.usrMerged(interp, host)
 	}
 }
 
@@ -149,6 +173,9 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		return errno(ENOENT)
 	}
 	host, e := p.resolve(dirfd, guest, flags&atSymlinkNofollow == 0)
+	if e == 0 {
+		host = p.usrMerged(guest, host)
+	}
 	if self, ok := p.procSelf(filepath.Clean(guest)); ok && self == "/exe" && guest[0] == '/' {
 		host, e = p.exe, 0 // the program itself, not simrun
 	}

@@ -139,19 +139,24 @@ func (p *Process) ExitStatus() (status uint32, ended bool) { return p.wstatus, p
 // Run runs the program of m (made by Load or New) and every process it
 // starts, to the first process's end: its Exit is the run's. With one
 // process it is m.Run.
-func Run(m *cpu.Machine) (*cpu.Exit, error) {
-	p := Of(m)
-	if p == nil {
-		return m.Run()
-	}
-	return p.sys.Run()
-}
+func Run(m *cpu.Machine) (*cpu.Exit, error) { return m.Run() }
 
-// Run runs the system until the first process ends.
-func (s *System) Run() (*cpu.Exit, error) {
+// RunOthers runs the system on once m, a process's machine, yielded
+// (cpu.Yielder).
+func (p *Process) RunOthers(m *cpu.Machine) (*cpu.Exit, error) { return p.sys.run(true) }
+
+// run runs the system until the first process ends; yielded says the
+// running machine has just yielded.
+func (s *System) run(yielded bool) (*cpu.Exit, error) {
 	for {
 		p := s.cur
-		exit, err := p.Machine.Run()
+		var exit *cpu.Exit
+		var err error
+		if yielded {
+			err, yielded = cpu.ErrYield, false
+		} else {
+			exit, err = p.Machine.RunMachine()
+		}
 		if errors.Is(err, cpu.ErrYield) {
 			if s.first.StopRequested() {
 				return nil, cpu.ErrStopped
