@@ -28,6 +28,7 @@ type guestFlags struct {
 	quantum   *uint64
 	robust    *bool
 	sched     *string
+	maxProcs  *int
 }
 
 // hostEnviron is the environment a guest inherits (tests replace it, so
@@ -44,6 +45,7 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 		cleanEnv:  fs.Bool("clean-env", false, "start the guest with an empty environment instead of simrun's own (--env still adds)"),
 		sched:     fs.String("sched", "rr", "how the next guest thread is chosen: `POLICY` rr (round robin by tid) or random (seeded by --seed, to shake out races)"),
 		robust:    fs.Bool("robust-futexes", false, "accept set_robust_list and release a dying thread's robust mutexes, as Linux does (default: ENOSYS, as qemu-user 7.2, whose instruction counts simrun then matches)"),
+		maxProcs:  fs.Int("max-procs", linux.DefaultMaxProcs, "bound the guest processes alive at once to `N`: a fork past it gives EAGAIN, as RLIMIT_NPROC would"),
 		quantum:   fs.Uint64("quantum", linux.DefaultQuantum, "a guest thread runs `N` retired instructions before the next runnable one (round robin by tid); the same N gives the same interleaving"),
 	}
 	for _, name := range []string{"env", "E"} {
@@ -74,6 +76,7 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) error {
 	cfg.ReadOnly = *g.readOnly
 	cfg.MaxMemory = uint64(*g.maxMemory)
 	cfg.Quantum = *g.quantum
+	cfg.MaxProcs = *g.maxProcs
 	cfg.RandomSched = *g.sched == "random"
 	cfg.RobustFutexes = *g.robust
 	if *g.strace {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -154,7 +155,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		exit, err = stub.Serve()
 		m.StopTiming()
 	} else {
-		exit, err = m.Run()
+		exit, err = linux.Run(m)
 	}
 	wall := time.Since(start)
 	sig := interrupts.signal()
@@ -204,6 +205,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 				for _, t := range ts.Insns {
 					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)
 				}
+			}
+			for _, q := range p.System().Stats() {
+				fmt.Fprintf(stderr, "process %d: %s, %d instructions, %s\n", q.Pid, filepath.Base(q.Program), q.Insns, q.Status)
 			}
 		}
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())

@@ -264,7 +264,17 @@ var cases = []tcase{
 	one("busybox-ls", run("/bin/busybox", "ls", "-R", "tree")),
 	one("busybox-gzip", run("/bin/busybox", "gzip", "big.txt")).then(run("/bin/busybox", "gunzip", "big.txt.gz")).back("big.txt"),
 	one("bash", run("/bin/bash-static", "-c", bashScript)),
+	// processes: pipelines, command substitution, subshells, redirections
+	one("busybox-pipeline", run("/bin/busybox", "sh", "-c", bbPipeScript)),
+	one("bash-pipeline", run("/bin/bash-static", "-c", bbPipeScript)),
 }
+
+// bbPipeScript forks, pipes and execs (issue 3/8).
+const bbPipeScript = `seq 1000 | sort -rn | head -3
+x=$(echo hi | tr a-z A-Z); echo "$x"
+(cd tree && ls | wc -l); pwd | wc -c
+for i in 1 2 3; do echo n$i; done > loop.out; wc -l < loop.out; sort -r loop.out
+false || echo "status $?"; (exit 3); echo "subshell $?"`
 
 // debianText is the prepared text.txt, for a case that reads it on stdin.
 func debianText() string { return string(debian.Inputs()["text.txt"]) }

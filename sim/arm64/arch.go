@@ -232,6 +232,8 @@ var syscalls = map[string]uint64{
 	"mremap":            216,
 	"clone":             220,
 	"execve":            221,
+	"waitid":            95,
+	"execveat":          281,
 	"mmap":              222,
 	"mprotect":          226,
 	"mlock":             228,

@@ -162,8 +162,8 @@ func TestSyscallsUnsupportedAndSignals(t *testing.T) {
 	assert.Equal(t, neg(linux.ENOSYS), s.sys(4000))
 	assert.Equal(t, neg(linux.ENOSYS), s.sys(4000))
 	assert.Equal(t, 1, strings.Count(s.notes.String(), "syscall 4000 at pc"), "noted once: %q", s.notes.String())
-	assert.Equal(t, neg(linux.ENOSYS), s.sys(220), "clone: denied") // clone
-	s.sys(131, 1000, 1000, 6)                                       // tgkill(self, SIGABRT)
+	assert.Equal(t, neg(linux.ENOSYS), s.sys(220, 0x20000000|17), "clone: denied") // clone(CLONE_NEWPID|SIGCHLD)
+	s.sys(131, 1000, 1000, 6)                                                      // tgkill(self, SIGABRT)
 	require.True(t, s.m.Exited())
 
 	st := newSysMachine(t, 1, true)

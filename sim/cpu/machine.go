@@ -80,6 +80,7 @@ type Machine struct {
 	sliceEnd uint64
 
 	stopReq atomic.Bool // RequestStop was called
+	yield   bool        // Yield was called
 }
 
 // Exit is how a run ended.
@@ -90,8 +91,12 @@ type Exit struct {
 
 // NewMachine returns a machine for arch with empty memory and a core whose
 // registers are all zero; the kernel loads a program into it.
-func NewMachine(arch *Arch) *Machine {
-	m := &Machine{Arch: arch, Mem: NewMemory()}
+func NewMachine(arch *Arch) *Machine { return NewMachineMem(arch, NewMemory()) }
+
+// NewMachineMem returns a machine for arch on the address space mem (a
+// forked process's, Memory.Fork).
+func NewMachineMem(arch *Arch, mem *Memory) *Machine {
+	m := &Machine{Arch: arch, Mem: mem}
 	m.Core = arch.NewCore(m)
 	return m
 }
@@ -116,6 +121,18 @@ var ErrStopped = errors.New("stopped on request")
 // run loop one atomic load per run of the core.
 func (m *Machine) RequestStop() { m.stopReq.Store(true) }
 
+// ErrYield is Run's error after Yield: the kernel handed the core to
+// another machine (another process's); Run may be called again.
+var ErrYield = errors.New("yielded to another machine")
+
+// Yield makes Run return ErrYield at the next instruction boundary where
+// it checks (the kernel calls it from a syscall or Preempt).
+func (m *Machine) Yield() { m.yield = true }
+
+// StopRequested reports whether RequestStop was called (and not
+// cleared).
+func (m *Machine) StopRequested() bool { return m.stopReq.Load() }
+
 // ClearStop forgets a RequestStop, so that Run and RunFor run on (a
 // debugger stub stops the guest this way and then resumes it).
 func (m *Machine) ClearStop() { m.stopReq.Store(false) }
@@ -125,14 +142,38 @@ func (m *Machine) ClearStop() { m.stopReq.Store(false) }
 // ends its run sooner: a few milliseconds of guest time.
 const runSlice = 1 << 24
 
+// Yielder is implemented by kernels that run several machines (a
+// process each): when Run's machine yields, RunOthers runs the rest of
+// the run and returns its end.
+type Yielder interface {
+	RunOthers(m *Machine) (*Exit, error)
+}
+
 // Run executes the program to its end, or until an error that is not the
 // guest's (an observer error, ErrStopped). A guest fault is a normal end:
-// Exit.Fault.
+// Exit.Fault. When the machine yields to another (Yield), the kernel's
+// RunOthers (a Yielder) runs on.
 func (m *Machine) Run() (*Exit, error) {
+	exit, err := m.RunMachine()
+	if errors.Is(err, ErrYield) {
+		if y, ok := m.Kernel.(Yielder); ok {
+			return y.RunOthers(m)
+		}
+	}
+	return exit, err
+}
+
+// RunMachine is Run of this machine alone: it returns ErrYield when the
+// machine yields.
+func (m *Machine) RunMachine() (*Exit, error) {
 	for !m.exited {
 		if m.stopReq.Load() {
 			m.StopTiming()
 			return nil, ErrStopped
+		}
+		if m.yield {
+			m.yield = false
+			return nil, ErrYield
 		}
 		if err := m.step(); err != nil {
 			m.StopTiming()

@@ -70,6 +70,9 @@ type CodeCache interface {
 type Page struct {
 	data *[PageSize]byte
 	Perm Perm
+	// cow says data is shared with another address space (Fork): the
+	// first write copies it. Only the slow write paths (touch) look.
+	cow bool
 	// codeCost is what Code costs the host, charged to the memory limit
 	// (it fits in the padding after Perm: Page stays 32 bytes).
 	codeCost uint32
@@ -97,13 +100,28 @@ func (p *Page) Touched() bool { return p.data != nil }
 // them to the limit; false (nothing allocated) when the limit would be
 // passed.
 func (m *Memory) touch(p *Page, vpn uint64) bool {
-	if p.data != nil {
+	if p.data != nil && !p.cow {
 		return true
 	}
-	if !m.charge(PageSize) {
-		return false
+	if p.cow {
+		if n := m.acct.shares[p.data]; n <= 1 {
+			// the other holders let go: the bytes are this space's alone
+			delete(m.acct.shares, p.data)
+			p.cow = false
+			return true
+		}
+		if !m.charge(PageSize) {
+			return false
+		}
+		m.acct.shares[p.data]--
+		d := *p.data
+		p.data, p.cow = &d, false
+	} else {
+		if !m.charge(PageSize) {
+			return false
+		}
+		p.data = new([PageSize]byte)
 	}
-	p.data = new([PageSize]byte)
 	// a read translation may still point at the zero page
 	if e := &m.rtlb[vpn&(tlbSize-1)]; e.vpn == vpn {
 		e.data = p.data
@@ -181,10 +199,10 @@ type Memory struct {
 	// the timing model drops its run summaries when it changes.
 	CodeGen uint64
 
-	// limit bounds used (0: no bound); used is what the address space
-	// holds of the host's memory (see SetLimit).
-	limit, used uint64
-	limitHit    bool // an allocation was refused (TakeLimitHit)
+	// acct is the account SetLimit bounds, shared by the address spaces
+	// Fork made from one another (one bound for a run's processes).
+	acct     *memAcct
+	limitHit bool // an allocation was refused (TakeLimitHit)
 
 	// TBI makes the accessors ignore the top byte of lower-half data
 	// addresses (arm64 Linux; see loadData).
@@ -217,22 +235,22 @@ var ErrMemoryLimit = errors.New("past the guest memory limit")
 //
 // The check is on the slow paths only (a page's first write, Map, a code
 // page's first execution): the translation caches never see it.
-func (m *Memory) SetLimit(n uint64) { m.limit = n }
+func (m *Memory) SetLimit(n uint64) { m.acct.limit = n }
 
 // Limit returns the bound set by SetLimit.
-func (m *Memory) Limit() uint64 { return m.limit }
+func (m *Memory) Limit() uint64 { return m.acct.limit }
 
 // Used returns the host bytes the address space holds, as SetLimit counts
 // them.
-func (m *Memory) Used() uint64 { return m.used }
+func (m *Memory) Used() uint64 { return m.acct.used }
 
 // charge adds n bytes to used unless that passes the limit.
 func (m *Memory) charge(n uint64) bool {
-	if m.limit != 0 && (m.used+n > m.limit || m.used+n < m.used) {
+	if m.acct.limit != 0 && (m.acct.used+n > m.acct.limit || m.acct.used+n < m.acct.used) {
 		m.limitHit = true
 		return false
 	}
-	m.used += n
+	m.acct.used += n
 	return true
 }
 
@@ -245,7 +263,7 @@ func (m *Memory) TakeLimitHit() bool {
 	return hit
 }
 
-func (m *Memory) refund(n uint64) { m.used -= min(n, m.used) }
+func (m *Memory) refund(n uint64) { m.acct.used -= min(n, m.acct.used) }
 
 // ChargeCode charges cost bytes for the decoded-code cache about to be
 // attached to p (replacing what its old one was charged); false, with
@@ -254,7 +272,7 @@ func (m *Memory) ChargeCode(p *Page, pc uint64, cost uint32) bool {
 	old := uint64(p.codeCost)
 	if !m.charge(uint64(cost)) {
 		m.fail(pc, 4, AccessExec, false)
-		m.Fault.Limit = m.limit
+		m.Fault.Limit = m.acct.limit
 		return false
 	}
 	m.refund(old)
@@ -271,7 +289,39 @@ const (
 	// mprotect, but every access faults with MemFault.PastEOF (Linux
 	// raises SIGBUS there).
 	permPastEOF = 0x40
+	// permShared marks a page of a shared mapping (MarkShared): Fork
+	// shares its bytes instead of copying them on write.
+	permShared = 0x20
+	permFlags  = permMapped | permPastEOF | permShared
 )
+
+// memAcct is what an account's address spaces hold of the host's memory
+// (used) and its bound (limit, 0: none).
+type memAcct struct {
+	limit, used uint64
+	// shares counts the address spaces holding each page's bytes that
+	// Fork shared (copy-on-write or MAP_SHARED): they are charged once
+	// and refunded when the last holder lets go.
+	shares map[*[PageSize]byte]int
+}
+
+// release lets go of p's bytes, refunding them if no other address space
+// holds them.
+func (m *Memory) release(p *Page) {
+	if p.data == nil {
+		return
+	}
+	if n, ok := m.acct.shares[p.data]; ok {
+		if n > 1 {
+			m.acct.shares[p.data] = n - 1
+			p.data, p.cow = nil, false
+			return
+		}
+		delete(m.acct.shares, p.data)
+	}
+	m.refund(PageSize)
+	p.data, p.cow = nil, false
+}
 
 type chunk struct {
 	perm  [chunkPages]uint8 // permMapped | permPastEOF | Perm
@@ -281,7 +331,7 @@ type chunk struct {
 
 // NewMemory returns an empty address space.
 func NewMemory() *Memory {
-	m := &Memory{chunks: make(map[uint64]*chunk)}
+	m := &Memory{chunks: make(map[uint64]*chunk), acct: &memAcct{}}
 	m.flushTLB()
 	return m
 }
@@ -318,7 +368,7 @@ func effectivePerm(pm uint8) Perm {
 	if pm&permPastEOF != 0 {
 		return 0
 	}
-	return Perm(pm &^ permMapped)
+	return Perm(pm &^ permFlags)
 }
 
 // MarkPastEOF marks the mapped pages of [addr, addr+size) as lying past
@@ -452,9 +502,7 @@ func (m *Memory) dropPage(c *chunk, i uint64) {
 		if p.Code != nil {
 			p.Code.InvalidateCode(0, PageSize)
 		}
-		if p.data != nil {
-			m.refund(PageSize)
-		}
+		m.release(p)
 		m.refund(uint64(p.codeCost))
 		c.pages[i] = nil
 	}
@@ -473,7 +521,7 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 	if n > MaxMapPages {
 		return fmt.Errorf("map 0x%x+0x%x: larger than simrun's limit of %d pages", addr, size, MaxMapPages)
 	}
-	if m.limit != 0 {
+	if m.acct.limit != 0 {
 		if err := m.mapFits(first, n, perm); err != nil {
 			return fmt.Errorf("map 0x%x+0x%x: %w", addr, size, err)
 		}
@@ -484,11 +532,11 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 		if c == nil {
 			c = &chunk{}
 			m.chunks[key] = c
-			m.used += chunkBytes
+			m.acct.used += chunkBytes
 		}
 		if c.perm[i]&permMapped == 0 {
 			c.count++
-			m.used += pageMetaBytes
+			m.acct.used += pageMetaBytes
 		}
 		m.dropPage(c, i)
 		c.perm[i] = permMapped | uint8(perm)
@@ -521,8 +569,8 @@ func (m *Memory) mapFits(first, n uint64, perm Perm) error {
 	if perm&PermW != 0 {
 		need += n * PageSize
 	}
-	if m.used-min(freed, m.used)+need > m.limit {
-		return fmt.Errorf("%w of %s (%s in use)", ErrMemoryLimit, FormatSize(m.limit), FormatSize(m.used))
+	if m.acct.used-min(freed, m.acct.used)+need > m.acct.limit {
+		return fmt.Errorf("%w of %s (%s in use)", ErrMemoryLimit, FormatSize(m.acct.limit), FormatSize(m.acct.used))
 	}
 	return nil
 }
@@ -556,7 +604,7 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 	first, n := pageSpan(addr, size)
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
-			c.perm[i] = permMapped | c.perm[i]&permPastEOF | uint8(perm)
+			c.perm[i] = c.perm[i]&permFlags | uint8(perm)
 			if p := c.pages[i]; p != nil {
 				eff := effectivePerm(c.perm[i])
 				if p.Perm&PermX != 0 && eff&PermX == 0 && p.Code != nil {
@@ -577,10 +625,7 @@ func (m *Memory) Discard(addr, size uint64) {
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
 			if p := c.pages[i]; p != nil {
-				if p.data != nil {
-					m.refund(PageSize)
-				}
-				p.data = nil
+				m.release(p)
 				if p.Code != nil {
 					p.Code.InvalidateCode(0, PageSize)
 				}
@@ -654,7 +699,7 @@ func (m *Memory) Regions() []Region {
 				continue
 			}
 			a := (k<<chunkShift + i) << PageShift
-			p := Perm(c.perm[i] &^ (permMapped | permPastEOF))
+			p := Perm(c.perm[i] &^ permFlags)
 			if n := len(rs); n > 0 && rs[n-1].End == a && rs[n-1].Perm == p {
 				rs[n-1].End += PageSize
 				continue
@@ -716,7 +761,7 @@ func (m *Memory) writePage(addr uint64, size int) *Page {
 	}
 	if !m.touch(p, vpn) {
 		m.fail(addr, size, AccessWrite, false)
-		m.Fault.Limit = m.limit
+		m.Fault.Limit = m.acct.limit
 		return nil
 	}
 	if p.Code != nil {
@@ -776,7 +821,7 @@ func (m *Memory) storeSlow(addr uint64, size int, v uint64, big bool) bool {
 		}
 		if !m.touch(p, vpn) {
 			m.fail(addr, size, AccessWrite, false)
-			m.Fault.Limit = m.limit
+			m.Fault.Limit = m.acct.limit
 			return false
 		}
 	}
@@ -992,7 +1037,7 @@ func (m *Memory) WriteBytes(addr uint64, b []byte) error {
 			return MemFault{Addr: fa, Size: n, Access: AccessWrite, Unmapped: p == nil}
 		}
 		if !m.touch(p, a>>PageShift) {
-			return MemFault{Addr: max(a, addr), Size: n, Access: AccessWrite, Limit: m.limit}
+			return MemFault{Addr: max(a, addr), Size: n, Access: AccessWrite, Limit: m.acct.limit}
 		}
 	}
 	for i := 0; i < n; {
@@ -1013,7 +1058,7 @@ func (m *Memory) Poke(addr uint64, b []byte) error {
 			return MemFault{Addr: a, Size: len(b), Access: AccessWrite, Unmapped: true}
 		}
 		if !m.touch(p, a>>PageShift) {
-			return MemFault{Addr: a, Size: len(b), Access: AccessWrite, Limit: m.limit}
+			return MemFault{Addr: a, Size: len(b), Access: AccessWrite, Limit: m.acct.limit}
 		}
 		if p.Code != nil {
 			n := min(len(b)-i, PageSize-int(a&PageMask))
@@ -1044,3 +1089,80 @@ func (m *Memory) ReadCString(addr uint64, max int) (string, error) {
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
 // appendU64 appends v to b in order.
+
+// MarkShared marks the mapped pages of [addr, addr+size) as a shared
+// mapping (mmap MAP_SHARED): an address space Fork makes shares their
+// bytes with this one, writes included, as Linux's fork shares a shared
+// mapping's pages. Map clears the mark.
+func (m *Memory) MarkShared(addr, size uint64) {
+	first, n := pageSpan(addr, size)
+	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
+		for i := lo; i < hi; i++ {
+			if c.perm[i]&permMapped != 0 {
+				c.perm[i] |= permShared
+			}
+		}
+	})
+}
+
+// Fork returns a copy of the address space for a forked process, cheap as
+// Linux's copy-on-write fork: the copy's pages share their bytes with
+// this space's, and the first write on either side copies the page
+// (touch, on the write slow path that a page's first write takes anyway:
+// Fork flushes the write translations, so the fast path never sees a
+// shared page). Pages MarkShared marked keep one set of bytes for both.
+// The copy has no decoded code (its core builds its own) and shares
+// this space's account: SetLimit bounds both together.
+func (m *Memory) Fork() *Memory {
+	n := &Memory{chunks: make(map[uint64]*chunk, len(m.chunks)), acct: m.acct, TBI: m.TBI}
+	if m.acct.shares == nil {
+		m.acct.shares = map[*[PageSize]byte]int{}
+	}
+	for key, c := range m.chunks {
+		nc := &chunk{perm: c.perm, count: c.count}
+		m.acct.used += chunkBytes + uint64(c.count)*pageMetaBytes
+		for i, p := range c.pages {
+			if p == nil && c.perm[i]&(permMapped|permShared) == permMapped|permShared {
+				p = &Page{Perm: effectivePerm(c.perm[i])}
+				c.pages[i] = p
+			}
+			if p == nil {
+				continue
+			}
+			if c.perm[i]&permShared != 0 && p.data == nil {
+				// the bytes must exist now to be the same bytes later
+				p.data = new([PageSize]byte)
+				m.acct.used += PageSize
+			}
+			np := &Page{data: p.data, Perm: p.Perm}
+			if p.data != nil {
+				if n := m.acct.shares[p.data]; n > 0 {
+					m.acct.shares[p.data] = n + 1
+				} else {
+					m.acct.shares[p.data] = 2
+				}
+				if c.perm[i]&permShared == 0 {
+					p.cow, np.cow = true, true
+				}
+			}
+			nc.pages[i] = np
+		}
+		n.chunks[key] = nc
+	}
+	n.flushTLB()
+	m.flushTLB()
+	return n
+}
+
+// Release unmaps everything (a process that exits or execs lets go of its
+// address space), refunding what it held to the account.
+func (m *Memory) Release() {
+	for key, c := range m.chunks {
+		for i := range c.pages {
+			m.dropPage(c, uint64(i))
+		}
+		m.refund(chunkBytes + uint64(c.count)*pageMetaBytes)
+		delete(m.chunks, key)
+	}
+	m.flushTLB()
+}

@@ -171,7 +171,7 @@ func TestDenialsTold(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(notes.String()), "\n")
 	require.Len(t, lines, 2, notes.String())
 	assert.Contains(t, lines[0], "clone(")
-	assert.Contains(t, lines[0], "= -1 ENOSYS (Function not implemented) (denied: simrun starts threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD), not new processes; reported once)")
+	assert.Contains(t, lines[0], "= -1 ENOSYS (Function not implemented) (denied: simrun starts threads and processes, not namespaces or other sharing; reported once)")
 	assert.Contains(t, lines[1], `openat(AT_FDCWD, "/x", O_WRONLY|O_CREAT, 0644) = -1 EROFS (Read-only file system) (--read-only denies it; reported once)`)
 }
 

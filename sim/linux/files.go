@@ -109,6 +109,16 @@ func (p *Process) writeFrom(f *openFile, addr, n uint64, off int64) uint64 {
 	}
 	n = min(n, 0x7ffff000)
 	var total uint64
+	// A blocking write to a pipe writes everything, waiting for the
+	// reader as often as it must (Linux's pipe_write): the bytes already
+	// written are kept on the thread while it waits and the call runs
+	// again.
+	blockingPipe := f.kind == kindPipe && f.flags&oNonblock == 0
+	var before uint64
+	if pw := &p.cur.pipeWrite; blockingPipe && pw.f == f && pw.addr == addr && pw.n == n {
+		total, before = pw.done, pw.done
+	}
+	p.cur.pipeWrite = pipeWrite{}
 	for total < n {
 		want := min(n-total, ioChunk)
 		b := p.guestPrefix(addr+total, want)
@@ -123,6 +133,13 @@ func (p *Process) writeFrom(f *openFile, addr, n uint64, off int64) uint64 {
 			at = off + int64(total)
 		}
 		k, e := p.writeFile(f, b, at)
+		if e == errno(errRestart) && blockingPipe && total > 0 {
+			if total > before {
+				p.ioProgress = true // the reader may go on while this waits
+			}
+			p.cur.pipeWrite = pipeWrite{f: f, addr: addr, n: n, done: total}
+			return e
+		}
 		if e != 0 {
 			if total > 0 {
 				return total
@@ -130,6 +147,9 @@ func (p *Process) writeFrom(f *openFile, addr, n uint64, off int64) uint64 {
 			return e
 		}
 		total += uint64(k)
+		if blockingPipe && k < len(b) && uint64(len(b)) == want {
+			continue
+		}
 		if k < len(b) || uint64(len(b)) < want {
 			break
 		}

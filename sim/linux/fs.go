@@ -34,7 +34,9 @@ const (
 	ESRCH        = 3
 	EINTR        = 4
 	EIO          = 5
+	ENOEXEC      = 8
 	EBADF        = 9
+	ECHILD       = 10
 	EAGAIN       = 11
 	ENOMEM       = 12
 	EACCES       = 13

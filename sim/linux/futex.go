@@ -346,7 +346,7 @@ func (p *Process) futexUnlockPI(addr uint64) uint64 {
 	var nv uint64
 	if len(ws) > 0 {
 		nv = ws[0].tid
-		if ws[0].tid == guestPID && p.selfAlias != 0 {
+		if ws[0].tid == p.pid && p.selfAlias != 0 {
 			nv = p.selfAlias
 		}
 		if len(ws) > 1 {

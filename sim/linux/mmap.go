@@ -128,6 +128,9 @@ func sysMmap(p *Process, a [6]uint64) uint64 {
 	if err := p.Mem.Map(addr, size, protPerm(prot)); err != nil {
 		return errno(ENOMEM)
 	}
+	if typ != mapPrivate {
+		p.Mem.MarkShared(addr, size) // a forked child shares the pages
+	}
 	if f != nil {
 		if e := p.fillFromFile(f, addr, length, int64(off)); e != 0 {
 			p.Mem.Unmap(addr, size)

@@ -40,7 +40,7 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 		}
 		return of, 0, true
 	}
-	self, isSelf := procSelf(clean)
+	self, isSelf := p.procSelf(clean)
 	if !isSelf {
 		switch clean {
 		case "/proc/cpuinfo":
@@ -202,8 +202,8 @@ func (p *Process) isVirtualPath(path string) bool {
 
 // procSelf splits a clean path under /proc/self or /proc/PID (the
 // guest's pid): the rest ("" for the directory itself, else "/NAME...").
-func procSelf(clean string) (string, bool) {
-	for _, dir := range []string{"/proc/self", "/proc/" + strconv.Itoa(guestPID)} {
+func (p *Process) procSelf(clean string) (string, bool) {
+	for _, dir := range []string{"/proc/self", "/proc/" + strconv.FormatUint(p.pid, 10)} {
 		if rest, ok := strings.CutPrefix(clean, dir); ok && (rest == "" || rest[0] == '/') {
 			return rest, true
 		}
@@ -215,14 +215,14 @@ func procSelf(clean string) (string, bool) {
 // /proc/self/fd/N.
 func (p *Process) procLink(path string) (string, bool) {
 	clean := filepath.Clean(path)
-	self, isSelf := procSelf(clean)
+	self, isSelf := p.procSelf(clean)
 	if !isSelf {
 		return "", false
 	}
 	switch self {
 	case "":
 		if clean == "/proc/self" {
-			return strconv.Itoa(guestPID), true // the guest's pid, not simrun's
+			return strconv.FormatUint(p.pid, 10), true // the guest's pid, not simrun's
 		}
 		return "", false
 	case "/exe":
@@ -356,7 +356,8 @@ func (p *Process) regionName(addr uint64) (name string, off, dev, ino uint64) {
 
 func (p *Process) procStat() []byte {
 	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... (proc(5)).
-	fields := []string{strconv.Itoa(guestPID), "(" + p.comm() + ")", "R", "1", strconv.Itoa(guestPID), strconv.Itoa(guestPID), "0", "-1", "4194304"}
+	pid := strconv.FormatUint(p.pid, 10)
+	fields := []string{pid, "(" + p.comm() + ")", "R", strconv.FormatUint(p.ppid, 10), strconv.FormatUint(p.pgid, 10), strconv.FormatUint(p.sid, 10), "0", "-1", "4194304"}
 	for len(fields) < 52 {
 		fields = append(fields, "0")
 	}
@@ -366,8 +367,8 @@ func (p *Process) procStat() []byte {
 }
 
 func (p *Process) procStatus() []byte {
-	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
-		p.comm(), p.umask, guestPID, guestPID, p.sig.pendingSet(), p.sig.mask))
+	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
+		p.comm(), p.umask, p.pid, p.pid, p.ppid, p.sig.pendingSet(), p.sig.mask))
 }
 
 func (p *Process) cpuinfo() []byte {

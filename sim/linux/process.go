@@ -66,6 +66,9 @@ type Config struct {
 	// ENOSYS as under qemu-user 7.2, whose runs simrun then matches
 	// instruction for instruction.
 	RobustFutexes bool
+	// MaxProcs bounds the processes alive at once (0: DefaultMaxProcs;
+	// system.go): fork past it gives EAGAIN.
+	MaxProcs int
 }
 
 // Process is one simulated Linux process: the machine that runs it and
@@ -108,7 +111,6 @@ type Process struct {
 	threads    []*thread
 	allThreads []*thread // every thread the process had, exited ones too
 	cur        *thread
-	nextTid    uint64
 	quantum    uint64
 	schedRng   uint64 // the random scheduler's state (0: round robin)
 	switches   uint64
@@ -121,11 +123,25 @@ type Process struct {
 	membarrierReg bool   // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was called
 	blockWhat     string // what the call that returned errRestart waits for
 	ioWaiters     int    // threads in waitIO
+	ioProgress    bool   // a call that waits moved bytes first (writeFrom)
 	// OnThread, when set, is told of clones, context switches, thread
 	// exits and signal entries and returns (threadhook.go).
 	OnThread func(ThreadEvent)
 
 	timer timerState // timers, and the slice and restart state (timer.go)
+
+	// The process among the others (system.go): its system, ids, parent
+	// (nil: none, or gone), the signal its end sends the parent, and how
+	// it ended (wait's status, and siginfo's si_code and si_status).
+	sys           *System
+	pid, ppid     uint64
+	pgid, sid     uint64
+	parent        *Process
+	exitSignal    int
+	ended         bool
+	wstatus       uint32
+	wcode, wvalue uint32
+	vforkParent   *thread // the parent's thread a vfork holds
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
@@ -182,6 +198,8 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	}
 	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
+	newSystem(p)
+	p.ppid = 1
 	p.initThreads()
 	p.MaxInsns = cfg.MaxInsns
 	p.Mem.SetLimit(cfg.MaxMemory)

@@ -67,6 +67,7 @@ const (
 	siKindRT                   // _rt: pid, uid, sigval
 	siKindFault                // _sigfault: addr
 	siKindTimer                // _timer: tid (the timer's id), overrun, sigval
+	siKindChild                // _sigchld: pid, uid, status (in value)
 )
 
 // sigInfo is one pending signal.
@@ -264,7 +265,7 @@ func (p *Process) selfPID() uint64 {
 	if p.selfAlias != 0 {
 		return p.selfAlias
 	}
-	return guestPID
+	return p.pid
 }
 
 // signalSelf sends sig to the running thread from the kernel's side
@@ -552,6 +553,10 @@ func (w *frameWriter) siginfo(addr uint64, in *sigInfo) {
 		w.u64(addr+24, in.value)
 	case siKindFault:
 		w.u64(addr+16, in.addr)
+	case siKindChild:
+		w.u32(addr+16, in.pid)
+		w.u32(addr+20, in.uid)
+		w.u32(addr+24, uint32(in.value))
 	case siKindTimer:
 		w.u32(addr+16, in.timerID)
 		w.u32(addr+20, in.overrun)
@@ -604,7 +609,7 @@ func (p *Process) AdoptSelfID(id uint64) { p.selfAlias = id }
 
 // isSelf reports whether id names the process (or its one thread).
 func (p *Process) isSelf(id uint64) bool {
-	return id == guestPID || p.selfAlias != 0 && id == p.selfAlias
+	return id == p.pid || p.selfAlias != 0 && id == p.selfAlias
 }
 
 func validSignal(sig uint64) bool { return sig >= 1 && sig <= 64 }
@@ -711,16 +716,6 @@ func sysSigaltstack(p *Process, a [6]uint64) uint64 {
 		}
 	}
 	return 0
-}
-
-func sysKill(p *Process, a [6]uint64) uint64 {
-	if !validSignal(a[1]) && a[1] != 0 {
-		return errno(EINVAL)
-	}
-	if pid := a[0]; !p.isSelf(pid) && pid != 0 && !p.isSelf(-pid) {
-		return errno(ESRCH)
-	}
-	return p.sendSignal(p.killInfo(int(a[1]), siUser))
 }
 
 func sysTgkill(p *Process, a [6]uint64) uint64 {

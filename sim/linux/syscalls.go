@@ -73,6 +73,9 @@ func (p *Process) rlimit(res uint64) (cur, max uint64, ok bool) {
 		return stackSize, inf, true
 	case 7: // RLIMIT_NOFILE
 		return 1024, 4096, true
+	case 6: // RLIMIT_NPROC
+		n := uint64(p.sys.maxProcs())
+		return n, n, true
 	}
 	if res < 16 {
 		return inf, inf, true
@@ -100,7 +103,7 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	}
 	var call string
 	if p.Cfg.Strace != nil {
-		call = p.formatCall(name, args)
+		call = p.stracePrefix() + p.formatCall(name, args)
 	}
 	if e == nil || e.fn == nil {
 		if p.Cfg.Strict {
@@ -123,6 +126,12 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	p.resched = false
 	p.Mem.TakeLimitHit()
 	r := e.fn(p, args)
+	if p.ioProgress {
+		// the call moved bytes before it waits: other waiters may go on
+		p.ioProgress = false
+		p.wakeIO()
+		p.sys.wakeIO()
+	}
 	if r == errno(errRestart) && !p.Exited() && p.waitIO() {
 		if call != "" {
 			fmt.Fprintf(p.Cfg.Strace, "%s = ? <waiting>\n", call)
@@ -174,6 +183,9 @@ func (p *Process) Syscall(m *cpu.Machine) {
 	if p.ioWaiters != 0 {
 		p.wakeIO()
 	}
+	if p.sys.nlive > 1 {
+		p.sys.wakeIO()
+	}
 	if p.resched && !p.Exited() { // sched_yield
 		p.reschedule()
 	}
@@ -183,11 +195,8 @@ func (p *Process) Syscall(m *cpu.Machine) {
 // does (it cannot start a thread, a process or another program): the
 // first of each is told on the notes stream, always.
 var toldDenials = map[string]string{
-	"clone":  "simrun starts threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD), not new processes",
-	"clone3": "simrun starts threads (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD), not new processes",
-	"fork":   "simrun runs one process",
-	"vfork":  "simrun runs one process",
-	"execve": "simrun runs one program",
+	"clone":  "simrun starts threads and processes, not namespaces or other sharing",
+	"clone3": "simrun starts threads and processes, not namespaces or other sharing",
 }
 
 // tellDenial says once, in strace's form, why a call failed when the
@@ -338,17 +347,22 @@ var sysDefs = map[string]sysDef{
 	"set_tid_address":   {Full, "", sysSetTidAddress},
 	"set_robust_list":   {Partial, "ENOSYS, as qemu-user 7.2 (glibc then keeps no robust futex list), unless --robust-futexes: then accepted, and a dying thread's robust futexes get FUTEX_OWNER_DIED and wake a waiter, as Linux", sysSetRobustList},
 	"get_robust_list":   {Partial, "as set_robust_list: ENOSYS unless --robust-futexes", sysGetRobustList},
-	"getpid":            {Full, "fixed pid 1000", sysGetpid},
+	"getpid":            {Full, "the first process is 1000; later processes and threads take the next ids (system.go)", sysGetpid},
 	"gettid":            {Full, "the main thread's is the pid, 1000; others 1001, 1002, ... in creation order", sysGettid},
-	"getppid":           {Full, "fixed ppid 1", sysOne},
+	"getppid":           {Full, "the parent's pid; 1 for the first process, or once the parent is gone", sysGetppid},
 	"getuid":            {Full, "uid 0", sysUID},
 	"geteuid":           {Full, "uid 0", sysUID},
 	"getgid":            {Full, "gid 0", sysUID},
 	"getegid":           {Full, "gid 0", sysUID},
-	"getpgid":           {Full, "the process is its own group: pgid 1000", sysGetpgid},
-	"getpgrp":           {Full, "pgid 1000", sysGetpid},
-	"getsid":            {Full, "session 1000", sysGetpgid},
-	"setpgid":           {Partial, "to itself only", sysSetpgid},
+	"getpgid":           {Full, "the first process leads group and session 1000; children inherit them", sysGetpgid},
+	"getpgrp":           {Full, "", sysGetpgrp},
+	"getsid":            {Full, "", sysGetsid},
+	"setpgid":           {Full, "the caller or a child, into a group of its session", sysSetpgid},
+	"setsid":            {Full, "", sysSetsid},
+	"wait4":             {Full, "children's exits (WNOHANG; WUNTRACED and WCONTINUED accepted, nothing stops; __WALL, __WCLONE); the rusage is zeros", sysWait4},
+	"waitid":            {Full, "P_ALL, P_PID, P_PGID; WEXITED, WNOHANG, WNOWAIT", sysWaitid},
+	"fork":              {Full, "a new process: its memory copied on write, descriptors and signal actions inherited", sysFork},
+	"vfork":             {Full, "as fork; the parent waits until the child execs or ends", sysVfork},
 	"getgroups":         {Full, "no supplementary groups", sysZero},
 	"rt_sigaction":      {Full, "handlers run with qemu-user 7.2's frames; SA_SIGINFO, SA_ONSTACK, SA_NODEFER, SA_RESETHAND, SA_RESTORER, SA_RESTART (a call a handler interrupts returns EINTR or runs again by Linux's rules: pipe reads and writes and futex waits restart with SA_RESTART; sleeps, poll, select, pause and sigsuspend never do)", sysRtSigaction},
 	"rt_sigprocmask":    {Full, "", sysRtSigprocmask},
@@ -367,11 +381,12 @@ var sysDefs = map[string]sysDef{
 	"getcpu":            {Full, "CPU 0, node 0", sysGetcpu},
 	"membarrier":        {Full, "one core: every barrier holds already; QUERY, GLOBAL, GLOBAL_EXPEDITED and PRIVATE_EXPEDITED (after its registration)", sysMembarrier},
 	"sched_setaffinity": {Partial, "one CPU: a mask holding CPU 0 is accepted, others give EINVAL", sysSchedSetaffinity},
-	"kill":              {Partial, "to itself (pid 1000, 0 or its group -1000)", sysKill},
+	"kill":              {Full, "to a process, the caller's group (0), a group (-pgid) or every other process (-1)", sysKill},
 	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
-	"clone":             {Partial, "threads (CLONE_VM, FS, FILES, SIGHAND and THREAD; SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID honoured); Linux's invalid combinations give EINVAL; a new process gives ENOSYS, told once", sysClone},
+	"clone":             {Partial, "threads (CLONE_VM, FS, FILES, SIGHAND and THREAD; SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID honoured) and processes (no CLONE_VM: fork; CLONE_VM|CLONE_VFORK: vfork, memory copied on write); Linux's invalid combinations give EINVAL; namespaces and other sharing give ENOSYS", sysClone},
 	"clone3":            {Partial, "as clone, from struct clone_args", sysClone3},
-	"execve":            {Denied, "single process: ENOSYS", sysENOSYS},
+	"execve":            {Full, "any ELF simrun runs (either architecture, static or dynamic through the sysroot) and #! scripts (4 nested at most, as Linux); ENOEXEC, ENOENT, EACCES as Linux; other threads end, handlers reset, close-on-exec descriptors close", sysExecve},
+	"execveat":          {Full, "as execve, relative to a descriptor (AT_SYMLINK_NOFOLLOW)", sysExecveat},
 
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).
@@ -414,22 +429,7 @@ var sysDefs = map[string]sysDef{
 }
 
 func sysZero(p *Process, a [6]uint64) uint64   { return 0 }
-func sysOne(p *Process, a [6]uint64) uint64    { return 1 }
 func sysUID(p *Process, a [6]uint64) uint64    { return guestUID }
-func sysGetpid(p *Process, a [6]uint64) uint64 { return guestPID }
-func sysGetpgid(p *Process, a [6]uint64) uint64 {
-	if a[0] != 0 && a[0] != guestPID {
-		return errno(ESRCH)
-	}
-	return guestPID
-}
-
-func sysSetpgid(p *Process, a [6]uint64) uint64 {
-	if (a[0] != 0 && a[0] != guestPID) || (a[1] != 0 && a[1] != guestPID) {
-		return errno(EPERM)
-	}
-	return 0
-}
 func sysENOSYS(p *Process, a [6]uint64) uint64 { return errno(ENOSYS) }
 
 // sysExit ends the calling thread; the last thread's exit ends the
@@ -537,7 +537,7 @@ func sysGetrandom(p *Process, a [6]uint64) uint64 {
 }
 
 func sysPrlimit64(p *Process, a [6]uint64) uint64 {
-	if a[0] != 0 && a[0] != guestPID {
+	if a[0] != 0 && a[0] != p.pid {
 		return errno(ESRCH)
 	}
 	cur, max, ok := p.rlimit(a[1])

@@ -102,6 +102,15 @@ type thread struct {
 	ioRestart uint64
 	rewound   bool
 	tw        *timedWait // a threadWait wait
+	vforkWait bool       // a threadFutex wait for a vfork child (system.go)
+	pipeWrite pipeWrite  // a blocking pipe write's progress while it waits (writeFrom)
+}
+
+// pipeWrite is how far a blocking write to a pipe got before it waited.
+type pipeWrite struct {
+	f       *openFile
+	addr, n uint64
+	done    uint64
 }
 
 // ThreadStats are a run's thread figures for --stats.
@@ -140,19 +149,18 @@ func (p *Process) initThreads() {
 	if p.Cfg.RandomSched {
 		p.schedRng = p.Cfg.Seed*0x9e3779b97f4a7c15 | 1
 	}
-	main := &thread{tid: guestPID, sig: &sigThread{}}
+	main := &thread{tid: p.pid, sig: &sigThread{}}
 	p.threads = []*thread{main}
 	p.allThreads = []*thread{main}
 	p.cur = main
 	p.sig = main.sig
-	p.nextTid = guestPID + 1
 }
 
 // threadByTid returns the live thread with tid (the main thread also by
 // the alias AdoptSelfID gave it), or nil.
 func (p *Process) threadByTid(tid uint64) *thread {
 	if p.selfAlias != 0 && tid == p.selfAlias {
-		tid = guestPID
+		tid = p.pid
 	}
 	for _, t := range p.threads {
 		if t.tid == tid {
@@ -166,7 +174,7 @@ func (p *Process) threadByTid(tid uint64) *thread {
 // while other threads exist, and never for a single thread.
 func (p *Process) setSlice() {
 	p.timer.quantumEnd = 0
-	if len(p.threads) > 1 {
+	if len(p.threads) > 1 || p.sys.multi() {
 		p.timer.quantumEnd = p.Insns + p.quantum
 	}
 	p.armSlice()
@@ -189,6 +197,10 @@ func (p *Process) monoNow() uint64 {
 // one last); with none runnable, time jumps to the earliest deadline or
 // wall-timer expiry, and without one the run ends in deadlock.
 func (p *Process) reschedule() {
+	if p.sys.multi() {
+		p.sys.reschedule(p)
+		return
+	}
 	for jumps := 0; !p.Exited(); jumps++ {
 		now := p.monoNow()
 		p.fireTimers()
@@ -240,12 +252,17 @@ func (p *Process) randomRunnable() *thread {
 	if len(ready) == 0 {
 		return nil
 	}
-	x := p.schedRng
+	return ready[xorshiftPick(&p.schedRng, len(ready))]
+}
+
+// xorshiftPick advances the xorshift64* state and picks one of n.
+func xorshiftPick(state *uint64, n int) int {
+	x := *state
 	x ^= x >> 12
 	x ^= x << 25
 	x ^= x >> 27
-	p.schedRng = x
-	return ready[(x*0x2545f4914f6cdd1d>>32)%uint64(len(ready))]
+	*state = x
+	return int((x * 0x2545f4914f6cdd1d >> 32) % uint64(n))
 }
 
 // switchTo makes t the running thread: the core's state is saved into
@@ -303,7 +320,7 @@ func (p *Process) block(addr uint64, bitset uint32, deadline uint64, hasDeadline
 // ever serve the call. It reports whether the thread waits.
 func (p *Process) waitIO() bool {
 	ts := &p.timer
-	if len(p.threads) < 2 && !p.canWaitAlone() {
+	if len(p.threads) < 2 && !p.canWaitAlone() && !p.sys.multi() {
 		ts.blockRestart, ts.blockTimed = 0, false
 		p.endSyscallFault("deadlock: %s (the process has one thread, so it would wait for ever)", p.blockWhat)
 		return false
@@ -425,6 +442,11 @@ const (
 	// threadExtra may accompany them (honoured, or meaningless here).
 	threadExtra = cloneSysvsem | cloneSettls | cloneParentSettid | cloneChildCleartid | cloneChildSettid |
 		cloneDetached | cloneUntraced | clonePtrace | cloneIO
+	// forkExtra may accompany a new process (fork: no CLONE_VM; vfork and
+	// posix_spawn: CLONE_VM|CLONE_VFORK, the memory copied on write all
+	// the same).
+	forkExtra = cloneVM | cloneVfork | cloneSettls | cloneParentSettid | cloneChildCleartid | cloneChildSettid |
+		cloneUntraced | clonePtrace | cloneIO | cloneSysvsem
 )
 
 // cloneArgs are clone's or clone3's arguments.
@@ -521,6 +543,11 @@ func (p *Process) clone(c cloneArgs) uint64 {
 		return errno(EINVAL)
 	case fl&clonePidfd != 0 && fl&(cloneDetached|cloneThread) != 0:
 		return errno(EINVAL)
+	case fl&cloneVM == 0 || fl&(cloneVM|cloneVfork|cloneThread) == cloneVM|cloneVfork:
+		if fl&^(forkExtra|cSignal) != 0 {
+			return errno(ENOSYS)
+		}
+		return p.fork(c)
 	case fl&threadFlags != threadFlags, fl&^(threadFlags|threadExtra) != 0:
 		return errno(ENOSYS)
 	}
@@ -528,8 +555,7 @@ func (p *Process) clone(c cloneArgs) uint64 {
 	if !ok {
 		return errno(ENOSYS)
 	}
-	tid := p.nextTid
-	p.nextTid++
+	tid := p.sys.newID()
 	t := &thread{tid: tid, sig: &sigThread{mask: p.sig.mask}}
 	// The child is the parent's registers with clone returning 0, on
 	// the stack given (if any) and with the thread pointer given.
@@ -586,7 +612,7 @@ func (p *Process) exitThread() {
 }
 
 func sysGettid(p *Process, a [6]uint64) uint64 {
-	if p.cur.tid == guestPID && p.selfAlias != 0 {
+	if p.cur.tid == p.pid && p.selfAlias != 0 {
 		return p.selfAlias
 	}
 	return p.cur.tid

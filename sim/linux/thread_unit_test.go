@@ -145,8 +145,8 @@ func TestCloneFlags(t *testing.T) {
 				require.Equal(t, int64(c.want), int64(dispatch(t, p, "clone", threadCloneArgs(arch, c.flags, stack, 0, 0, 0)...)), c.name)
 			}
 			require.Empty(t, notes.String(), "EINVAL is the program's doing: nothing told")
-			// A new process (fork, posix_spawn's vfork) is denied, told once.
-			for _, fl := range []uint64{17 /* SIGCHLD */, cloneVM | cloneVfork | 17} {
+			// A new process in a namespace is denied, told once.
+			for _, fl := range []uint64{17 /* SIGCHLD */ | cloneNewPID, cloneVM | cloneVfork | 17 | cloneNewNS} {
 				require.Equal(t, int64(errno(ENOSYS)), int64(dispatch(t, p, "clone", threadCloneArgs(arch, fl, 0, 0, 0, 0)...)))
 			}
 			require.Equal(t, 1, bytes.Count(notes.Bytes(), []byte("simrun: clone(")), notes.String())

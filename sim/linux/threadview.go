@@ -11,7 +11,7 @@ import "simrun/sim/cpu"
 // visibleTid is the tid the program knows t by (the main thread's is
 // the process id, AdoptSelfID's alias included).
 func (p *Process) visibleTid(t *thread) uint64 {
-	if t.tid == guestPID {
+	if t.tid == p.pid {
 		return p.selfPID()
 	}
 	return t.tid

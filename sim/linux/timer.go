@@ -583,6 +583,9 @@ func (p *Process) interrupt(th *thread, sig int) {
 	}
 	switch th.state {
 	case threadFutex:
+		if th.vforkWait {
+			return // a vfork parent waits for the child, signals or not
+		}
 		code := errRestart
 		switch {
 		case th.pi:
