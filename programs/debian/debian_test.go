@@ -267,7 +267,18 @@ var cases = []tcase{
 	// processes: pipelines, command substitution, subshells, redirections
 	one("busybox-pipeline", run("/bin/busybox", "sh", "-c", bbPipeScript)),
 	one("bash-pipeline", run("/bin/bash-static", "-c", bbPipeScript)),
+	// find and xargs run other programs (fork + execve through PATH);
+	// qemu-user hands a guest's execve to the host kernel, so its children
+	// are the host's GNU tools: the same versions' output is the oracle.
+	one("find-exec", run("/usr/bin/find", "tree", "-type", "f", "-name", "*.txt", "-exec", "wc", "-c", "{}", ";")),
+	one("xargs", run("/usr/bin/xargs", "-n", "2", "wc", "-l").in("tree/a.txt\ntree/b/c.txt\ntree/b/f/g.txt\n")),
+	one("bash-find-xargs", run("/bin/bash-static", "-c", findXargsScript)),
 }
+
+// findXargsScript runs find -exec and xargs under a shell (issue 3/8).
+const findXargsScript = `find tree -type f -exec wc -c {} \; | sort
+find tree -name '*.txt' | sort | xargs -n 1 head -c 5; echo
+printf '%s\n' 3 1 2 | xargs -I{} echo item {} | sort`
 
 // bbPipeScript forks, pipes and execs (issue 3/8).
 const bbPipeScript = `seq 1000 | sort -rn | head -3
