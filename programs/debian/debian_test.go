@@ -185,6 +185,8 @@ var cases = []tcase{
 	one("factor", run("/usr/bin/factor", "600851475143", "1234567890123", "18446744073709551557")),
 	one("numfmt", run("/usr/bin/numfmt", "--to=iec", "1024", "1048576", "123456789")),
 	one("date", run("/bin/date", "-u", "-d", "@1700000000", "+%Y-%m-%d %H:%M:%S %A %j %s")),
+	// nice sets its priority and execs the second nice, which reads it back.
+	one("nice", run("/usr/bin/nice", "-n", "5", "/usr/bin/nice")),
 	one("ls", run("/bin/ls", "-R", "-F", "tree")),
 	one("ls-long", run("/bin/ls", "-l", "-n", "-a", "--time-style=+%Y-%m-%d", "tree", "tree/b")),
 	one("stat", run("/usr/bin/stat", "-c", "%n %s %F %a %h %Y", "text.txt", "tree", "tree/b/d.dat")),

@@ -380,6 +380,8 @@ var sysDefs = map[string]sysDef{
 	"tkill":             {Full, "to any thread of the process", sysTkill},
 	"getcpu":            {Full, "CPU 0, node 0", sysGetcpu},
 	"membarrier":        {Full, "one core: every barrier holds already; QUERY, GLOBAL, GLOBAL_EXPEDITED and PRIVATE_EXPEDITED (after its registration)", sysMembarrier},
+	"getpriority":       {Full, "nice values per thread, as Linux keeps them (PRIO_PROCESS, PRIO_PGRP, PRIO_USER); the scheduler does not weigh them", sysGetpriority},
+	"setpriority":       {Full, "as getpriority; clamped to -20..19, lowering allowed (uid 0)", sysSetpriority},
 	"sched_setaffinity": {Partial, "one CPU: a mask holding CPU 0 is accepted, others give EINVAL", sysSchedSetaffinity},
 	"kill":              {Full, "to a process, the caller's group (0), a group (-pgid) or every other process (-1)", sysKill},
 	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},

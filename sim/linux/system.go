@@ -463,7 +463,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	m.Core.(cpu.ThreadCore).LoadThread(ctx)
 	st := *p.sig
 	st.pending, st.hasSaved = nil, false
-	t := &thread{tid: pid, sig: &st}
+	t := &thread{tid: pid, sig: &st, nice: p.cur.nice}
 	if c.flags&cloneChildCleartid != 0 {
 		t.clearTid = c.ctid
 	}
