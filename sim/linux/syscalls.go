@@ -277,6 +277,8 @@ var sysDefs = map[string]sysDef{
 	"fchdir":          {Full, "", sysFchdir},
 	"mkdirat":         {Full, "", sysMkdirat},
 	"mkdir":           {Full, "", sysMkdir},
+	"mknodat":         {Partial, "FIFOs, regular files and socket nodes on the host; device nodes give EPERM (simrun makes none); a FIFO's data stays inside the run, shared by its processes with Linux's open, EOF and SIGPIPE rules (fifo.go)", sysMknodat},
+	"mknod":           {Partial, "s390x: as mknodat", sysMknod},
 	"unlinkat":        {Full, "", sysUnlinkat},
 	"unlink":          {Full, "", sysUnlink},
 	"rmdir":           {Full, "", sysRmdir},

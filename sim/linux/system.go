@@ -52,8 +52,9 @@ type System struct {
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
-	everMulti  bool       // more than one process existed (strace's [pid N])
-	done       []ProcStat // the processes that ended (--stats)
+	everMulti  bool              // more than one process existed (strace's [pid N])
+	done       []ProcStat        // the processes that ended (--stats)
+	fifos      map[fifoKey]*pipe // the pipes of the FIFOs some process has open (fifo.go)
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.

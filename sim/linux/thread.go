@@ -97,6 +97,8 @@ type thread struct {
 	insns uint64 // instructions retired while it ran (up to its last switch)
 	nice  int8   // setpriority's value, -20..19 (priority.go)
 
+	fifoWait *fifoWait // an open of a FIFO waiting for the other end (fifo.go)
+
 	ioWhat string // what a threadIO wait waits for
 	// ioRestart is the restart code a signal gives a threadIO wait (0:
 	// ERESTARTSYS); rewound says its pc is back on the syscall.
