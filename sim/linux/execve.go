@@ -119,6 +119,9 @@ func (p *Process) execProgram(host, guest string, argv []string) (string, []byte
 		}
 		interp, arg, script := parseShebang(data)
 		if !script {
+			if hostNative(data) && p.hostExecAllowed() {
+				return host, data, argv, 0 // execve starts it on the host
+			}
 			if p.Sysroot != "" && !strings.HasPrefix(host, p.Sysroot+"/") && bytes.HasPrefix(data, []byte("\x7fELF")) {
 				if _, _, err := cpu.ParseELF(host, data); err != nil {
 					// A host program (the sysroot lacks the path) that
@@ -201,6 +204,9 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	cfg.Args, cfg.Env = argv, env
 	if env == nil {
 		cfg.Env = []string{}
+	}
+	if hostNative(data) && p.hostExecAllowed() {
+		return p.execHost(host, argv, cfg.Env)
 	}
 	cfg.Dir, cfg.Root = p.cwd, "" // the root is carried over below
 	nq, err := p.newImage(host, data, cfg)
