@@ -89,20 +89,24 @@ type Process struct {
 	told  map[string]bool // denials reported (see tellDenial)
 	// confined is set when a lookup under --root met a ".." at the root
 	// or an absolute symbolic link: a failure of that call is told.
-	confined  bool
-	rng       *guestRandom
-	exe       string // what /proc/self/exe points to
-	brkStart  uint64
-	brk       uint64
-	mmapNext  uint64
-	stackTop  uint64
-	sigTramp  uint64
-	auxv      [][2]uint64
-	sigact    [65]sigAction // the process's signal actions (signal.go)
-	sig       *sigThread    // the running thread's mask, pending signals and alternate stack (cur.sig)
-	noResult  bool          // the syscall set every register itself (rt_sigreturn)
-	hostRun   *hostRun      // the program runs on the host (hostproc.go)
-	selfAlias uint64        // another id naming the process (AdoptSelfID)
+	confined bool
+	rng      *guestRandom
+	exe      string // what /proc/self/exe points to
+	brkStart uint64
+	brk      uint64
+	mmapNext uint64
+	stackTop uint64
+	sigTramp uint64
+	auxv     [][2]uint64
+	sigact   [65]sigAction // the process's signal actions (signal.go)
+	sig      *sigThread    // the running thread's mask, pending signals and alternate stack (cur.sig)
+	noResult bool          // the syscall set every register itself (rt_sigreturn)
+	hostRun  *hostRun      // the program runs on the host (hostproc.go)
+	// Resource usage (rusage.go): the run's guest memory when the process
+	// ended, and the CPU time and peak memory of the children it waited
+	// for.
+	maxRSS, childCPU, childMaxRSS uint64
+	selfAlias                     uint64 // another id naming the process (AdoptSelfID)
 	// fatal is the signal whose default action ended the process (for
 	// its core dump, core.go).
 	fatal *sigInfo

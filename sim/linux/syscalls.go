@@ -382,6 +382,8 @@ var sysDefs = map[string]sysDef{
 	"tkill":             {Full, "to any thread of the process", sysTkill},
 	"getcpu":            {Full, "CPU 0, node 0", sysGetcpu},
 	"membarrier":        {Full, "one core: every barrier holds already; QUERY, GLOBAL, GLOBAL_EXPEDITED and PRIVATE_EXPEDITED (after its registration)", sysMembarrier},
+	"getrusage":         {Full, "user time from the virtual CPU clock (1 ns per instruction), system time 0; RUSAGE_CHILDREN adds the waited-for children's; ru_maxrss is the run's guest memory; the other fields 0 (rusage.go)", sysGetrusage},
+	"times":             {Full, "as getrusage, in clock ticks (USER_HZ 100); returns the virtual monotonic clock's ticks", sysTimes},
 	"getpriority":       {Full, "nice values per thread, as Linux keeps them (PRIO_PROCESS, PRIO_PGRP, PRIO_USER); the scheduler does not weigh them", sysGetpriority},
 	"setpriority":       {Full, "as getpriority; clamped to -20..19, lowering allowed (uid 0)", sysSetpriority},
 	"sched_setaffinity": {Partial, "one CPU: a mask holding CPU 0 is accepted, others give EINVAL", sysSchedSetaffinity},

@@ -381,6 +381,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 		p.cur.insns += p.Insns - p.runStart
 		p.runStart = p.Insns
 	}
+	p.maxRSS = p.memKiB()
 	p.closeAll()
 	if p != s.first { // the first's stay for its core dump and --stats
 		p.threads = nil
@@ -553,7 +554,7 @@ func (p *Process) waitChild(pid int64, opts uint64) (*Process, uint64) {
 }
 
 // sysWait4 is wait4(2): WNOHANG; WUNTRACED and WCONTINUED are accepted
-// (no process here ever stops); struct rusage is zeros.
+// (no process here ever stops); struct rusage is the child's (rusage.go).
 func sysWait4(p *Process, a [6]uint64) uint64 {
 	pid, opts := int64(int32(a[0])), a[2]
 	if opts&^(wNohang|wUntraced|wContinued|wNothread|wAll|wClone) != 0 || int32(a[0]) == -1<<31 {
@@ -572,7 +573,8 @@ func sysWait4(p *Process, a [6]uint64) uint64 {
 	if a[1] != 0 && !p.Mem.Store(a[1], 4, uint64(c.wstatus), p.order()) {
 		return errno(EFAULT)
 	}
-	if a[3] != 0 && !p.writeGuest(a[3], make([]byte, 144)) {
+	ru := p.reaped(c)
+	if a[3] != 0 && !p.writeGuest(a[3], ru) {
 		return errno(EFAULT)
 	}
 	p.sys.reap(c)
@@ -634,7 +636,14 @@ func sysWaitid(p *Process, a [6]uint64) uint64 {
 			return errno(EFAULT)
 		}
 	}
-	if a[4] != 0 && !p.writeGuest(a[4], make([]byte, 144)) {
+	ru := make([]byte, 144)
+	if c != nil {
+		ru = p.rusage(c.Insns+c.childCPU, max(c.maxRSS, c.childMaxRSS))
+		if opts&wNowait == 0 {
+			ru = p.reaped(c)
+		}
+	}
+	if a[4] != 0 && !p.writeGuest(a[4], ru) {
 		return errno(EFAULT)
 	}
 	if c != nil && opts&wNowait == 0 {
