@@ -293,4 +293,23 @@ var syscalls = map[string]uint64{
 	"sendmsg":           211,
 	"recvmsg":           212,
 	"accept4":           242,
+
+	// Memory locking, scheduling parameters, credentials, sync, flock (sysproc.go).
+	"sync":                   81,
+	"syncfs":                 267,
+	"sync_file_range":        84,
+	"munlock":                229,
+	"mlockall":               230,
+	"munlockall":             231,
+	"mlock2":                 284,
+	"getresuid":              148,
+	"getresgid":              150,
+	"sched_getscheduler":     120,
+	"sched_getparam":         121,
+	"sched_get_priority_max": 125,
+	"sched_get_priority_min": 126,
+	"close_range":            436,
+	"personality":            92,
+	"flock":                  32,
+	"readahead":              213,
 }

@@ -394,6 +394,27 @@ var sysDefs = map[string]sysDef{
 	"execve":            {Full, "any ELF simrun runs (either architecture, static or dynamic through the sysroot) and #! scripts (4 nested at most, as Linux); a program built for the host runs on the host, as under qemu-user (hostproc.go; ENOENT with --no-host-exec, --root or --read-only); ENOEXEC, ENOENT, EACCES as Linux; other threads end, handlers reset, close-on-exec descriptors close", sysExecve},
 	"execveat":          {Full, "as execve, relative to a descriptor (AT_SYMLINK_NOFOLLOW)", sysExecveat},
 
+	// Memory locking, scheduling parameters, credentials read back,
+	// personality, sync, close_range, flock (sysproc.go).
+	"mlock":                  {Full, "guest memory is always resident: nothing to do", sysMlock},
+	"munlock":                {Full, "as mlock", sysMlock},
+	"mlock2":                 {Full, "as mlock (MLOCK_ONFAULT)", sysMlock2},
+	"mlockall":               {Full, "as mlock (MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT)", sysMlockall},
+	"munlockall":             {Full, "as mlock", sysZero},
+	"getresuid":              {Full, "uid 0", sysGetresid},
+	"getresgid":              {Full, "gid 0", sysGetresid},
+	"sched_getscheduler":     {Full, "SCHED_OTHER for every thread", sysSchedGetscheduler},
+	"sched_getparam":         {Full, "priority 0 (SCHED_OTHER)", sysSchedGetparam},
+	"sched_get_priority_max": {Full, "Linux's values: 99 for FIFO and RR, 0 for the others", sysSchedGetPriorityMax},
+	"sched_get_priority_min": {Full, "Linux's values: 1 for FIFO and RR, 0 for the others", sysSchedGetPriorityMin},
+	"personality":            {Partial, "the persona is kept and read back; none of its flags changes what simrun does", sysPersonality},
+	"readahead":              {Full, "regular files; nothing is read ahead", sysReadahead},
+	"sync":                   {Full, "the host's sync", sysSync},
+	"syncfs":                 {Full, "the host file's sync", sysSyncfs},
+	"sync_file_range":        {Full, "the host file's sync", sysSyncFileRange},
+	"close_range":            {Full, "CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE", sysCloseRange},
+	"flock":                  {Full, "on the host file (the run's processes and the host's see each other's locks); a held lock makes the caller wait on the scheduler", sysFlock},
+
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).
 	"sysinfo":           {Partial, "a fixed machine: 4 GiB of RAM, 3 GiB free, no swap, one process; uptime from the virtual clock", sysSysinfo},

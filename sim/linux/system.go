@@ -56,6 +56,8 @@ type System struct {
 	done       []ProcStat        // the processes that ended (--stats)
 	fifos      map[fifoKey]*pipe // the pipes of the FIFOs some process has open (fifo.go)
 	hosts      int               // processes running a host program (hostproc.go)
+
+	personality uint32 // personality(2)'s persona (sysproc.go)
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.

@@ -327,4 +327,23 @@ var syscalls = map[string]uint64{
 	"recvfrom":          371,
 	"recvmsg":           372,
 	"shutdown":          373,
+
+	// Memory locking, scheduling parameters, credentials, sync, flock (sysproc.go).
+	"sync":                   36,
+	"syncfs":                 338,
+	"sync_file_range":        307,
+	"munlock":                151,
+	"mlockall":               152,
+	"munlockall":             153,
+	"mlock2":                 374,
+	"getresuid":              209,
+	"getresgid":              211,
+	"sched_getscheduler":     157,
+	"sched_getparam":         155,
+	"sched_get_priority_max": 159,
+	"sched_get_priority_min": 160,
+	"close_range":            436,
+	"personality":            136,
+	"flock":                  143,
+	"readahead":              222,
 }
