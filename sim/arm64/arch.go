@@ -312,4 +312,10 @@ var syscalls = map[string]uint64{
 	"personality":            92,
 	"flock":                  32,
 	"readahead":              213,
+
+	// epoll and eventfd (epoll.go).
+	"epoll_create1": 20,
+	"epoll_ctl":     21,
+	"epoll_pwait":   22,
+	"eventfd2":      19,
 }

@@ -29,6 +29,8 @@ const (
 	kindPipe                    // one end of a pipe inside the process
 	kindVDir                    // a virtual directory (/proc/self, /proc/self/fd): data holds its dirent64 records
 	kindTimerFD                 // a timerfd (timerfd.go)
+	kindEpoll                   // an epoll instance (epoll.go)
+	kindEventFD                 // an eventfd (epoll.go)
 )
 
 // openFile is an open file description, shared by dup'ed descriptors.
@@ -51,6 +53,8 @@ type openFile struct {
 	pipe      *pipe
 	write     bool     // kindPipe: the write end (a FIFO opened O_RDWR is both ends, with write false)
 	tfd       *timerFD // kindTimerFD
+	ep        *epoll   // kindEpoll
+	efd       *eventFD // kindEventFD
 	refs      int
 }
 
@@ -163,6 +167,7 @@ type pipe struct {
 	fifo                  *System
 	key                   fifoKey
 	readOpens, writeOpens uint64
+	gen                   uint64 // writes that added bytes (epoll's EPOLLET)
 }
 
 const pipeCapacity = 65536 // Linux's default pipe size
@@ -242,6 +247,10 @@ func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {
 		return n, 0
 	case kindTimerFD:
 		return p.timerfdRead(f, buf)
+	case kindEventFD:
+		return p.eventfdRead(f, buf)
+	case kindEpoll:
+		return 0, errno(EINVAL)
 	}
 	return 0, errno(EBADF)
 }
@@ -290,9 +299,14 @@ func (p *Process) writeFile(f *openFile, b []byte, off int64) (int, uint64) {
 		}
 		n := min(room, len(b))
 		pp.buf = append(pp.buf, b[:n]...)
+		if n > 0 {
+			pp.gen++
+		}
 		return n, 0
-	case kindTimerFD:
+	case kindTimerFD, kindEpoll:
 		return 0, errno(EINVAL) // no write operation, as Linux's vfs_write says
+	case kindEventFD:
+		return p.eventfdWrite(f, b)
 	}
 	return 0, errno(EBADF)
 }

@@ -273,8 +273,9 @@ func (b *bridge) pump(p *Process) bool {
 		if n > 0 {
 			moved = true
 			if b.file.kind == kindPipe {
-				if b.file.pipe.readers > 0 {
-					b.file.pipe.buf = append(b.file.pipe.buf, chunk[:n]...)
+				if pp := b.file.pipe; pp.readers > 0 {
+					pp.buf = append(pp.buf, chunk[:n]...)
+					pp.gen++
 				}
 			} else {
 				b.wr.Write(chunk[:n])

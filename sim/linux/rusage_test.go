@@ -13,7 +13,7 @@ func TestRusage(t *testing.T) {
 		t.Run(arch, func(t *testing.T) {
 			p, buf := testProcess(t, arch)
 			o := p.order()
-			p.Insns = 2_500_000_123 // 2.5 s of virtual CPU time
+			p.Insns = 2_500_000_123                               // 2.5 s of virtual CPU time
 			require.True(t, p.writeGuest(buf, make([]byte, 144))) // its page counted
 			require.Equal(t, uint64(0), call(t, p, "getrusage", rusageSelf, buf))
 			b := guestBytes(t, p, buf, 144)

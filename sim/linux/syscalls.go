@@ -415,6 +415,15 @@ var sysDefs = map[string]sysDef{
 	"close_range":            {Full, "CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE", sysCloseRange},
 	"flock":                  {Full, "on the host file (the run's processes and the host's see each other's locks); a held lock makes the caller wait on the scheduler", sysFlock},
 
+	// epoll and eventfd (epoll.go).
+	"epoll_create1": {Full, "EPOLL_CLOEXEC", sysEpollCreate1},
+	"epoll_create":  {Full, "s390x: a positive size, otherwise ignored", sysEpollCreate},
+	"epoll_ctl":     {Full, "ADD, MOD, DEL; regular files and directories EPERM, loops ELOOP; EPOLLET, EPOLLONESHOT, EPOLLEXCLUSIVE; EPOLLRDHUP is accepted, never reported (no sockets)", sysEpollCtl},
+	"epoll_pwait":   {Full, "readiness as poll's, level-triggered unless EPOLLET; ready items in the order they were added; waits on the virtual clock; the mask as ppoll's", sysEpollPwait},
+	"epoll_wait":    {Full, "s390x: as epoll_pwait without a mask", sysEpollWait},
+	"eventfd2":      {Full, "EFD_SEMAPHORE, EFD_CLOEXEC, EFD_NONBLOCK; reads and writes of 8 bytes that wait or give EAGAIN, as Linux", sysEventfd2},
+	"eventfd":       {Full, "s390x: eventfd2 without flags", sysEventfd},
+
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).
 	"sysinfo":           {Partial, "a fixed machine: 4 GiB of RAM, 3 GiB free, no swap, one process; uptime from the virtual clock", sysSysinfo},

@@ -346,4 +346,13 @@ var syscalls = map[string]uint64{
 	"personality":            136,
 	"flock":                  143,
 	"readahead":              222,
+
+	// epoll and eventfd (epoll.go).
+	"epoll_create1": 327,
+	"epoll_create":  249,
+	"epoll_ctl":     250,
+	"epoll_pwait":   312,
+	"epoll_wait":    251,
+	"eventfd2":      323,
+	"eventfd":       318,
 }
