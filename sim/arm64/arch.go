@@ -318,4 +318,7 @@ var syscalls = map[string]uint64{
 	"epoll_ctl":     21,
 	"epoll_pwait":   22,
 	"eventfd2":      19,
+
+	// signalfd (signalfd.go).
+	"signalfd4": 74,
 }

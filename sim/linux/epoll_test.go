@@ -68,9 +68,10 @@ func TestEpoll(t *testing.T) {
 }
 
 // FuzzEpollCalls drives epoll_create1, epoll_ctl (its operation, target
-// and event from the input), epoll_pwait, eventfd2, reads and writes of
-// eventfds and pipes, and close, in the order the input says: simrun
-// answers with an errno or a count, never a panic or a hang.
+// and event from the input), epoll_pwait, eventfd2, signalfd4, signals
+// blocked and sent, reads and writes of eventfds, signalfds and pipes,
+// and close, in the order the input says: simrun answers with an errno
+// or a count, never a panic or a hang.
 func FuzzEpollCalls(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0x11, 3, 1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0x12, 3, 0x80, 0, 0, 0, 0, 0x80, 3, 1, 0, 0, 0, 0, 0, 0, 0})
@@ -83,7 +84,7 @@ func FuzzEpollCalls(f *testing.F) {
 			p.order().PutUint32(ev[:], uint32(arg>>16))
 			p.order().PutUint64(ev[8:], arg>>8)
 			p.writeGuest(buf+0x400, ev[:])
-			switch op % 7 {
+			switch op % 9 {
 			case 0:
 				call(t, p, "epoll_create1", arg>>8&(oCloexec|1))
 			case 1:
@@ -105,6 +106,12 @@ func FuzzEpollCalls(f *testing.F) {
 				} else {
 					call(t, p, "pipe2", buf+0xa00, arg>>8&oNonblock)
 				}
+			case 7:
+				p.writeGuest(buf+0xb00, ev[8:])
+				call(t, p, "rt_sigprocmask", 0, buf+0xb00, 0, 8) // SIG_BLOCK
+				call(t, p, "signalfd4", uint64(int64(int8(arg>>4))), buf+0xb00, 8-arg>>12%2, arg>>16&(oNonblock|oCloexec))
+			case 8:
+				call(t, p, "tgkill", p.pid, p.pid, arg>>8%65)
 			}
 		}
 	})

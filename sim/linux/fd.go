@@ -17,20 +17,21 @@ const maxFDs = 1024 // RLIMIT_NOFILE's soft limit, as prlimit64 reports it
 type fileKind uint8
 
 const (
-	kindStdin   fileKind = iota // simrun's stdin (Config.Stdin)
-	kindStdout                  // simrun's stdout or stderr (Config.Stdout, Config.Stderr)
-	kindHost                    // a host file
-	kindDir                     // a host directory
-	kindPath                    // O_PATH: a location only
-	kindVirtual                 // generated content (/proc files): read-only bytes
-	kindNull                    // /dev/null
-	kindZero                    // /dev/zero
-	kindRandom                  // /dev/urandom, /dev/random: the seeded stream
-	kindPipe                    // one end of a pipe inside the process
-	kindVDir                    // a virtual directory (/proc/self, /proc/self/fd): data holds its dirent64 records
-	kindTimerFD                 // a timerfd (timerfd.go)
-	kindEpoll                   // an epoll instance (epoll.go)
-	kindEventFD                 // an eventfd (epoll.go)
+	kindStdin    fileKind = iota // simrun's stdin (Config.Stdin)
+	kindStdout                   // simrun's stdout or stderr (Config.Stdout, Config.Stderr)
+	kindHost                     // a host file
+	kindDir                      // a host directory
+	kindPath                     // O_PATH: a location only
+	kindVirtual                  // generated content (/proc files): read-only bytes
+	kindNull                     // /dev/null
+	kindZero                     // /dev/zero
+	kindRandom                   // /dev/urandom, /dev/random: the seeded stream
+	kindPipe                     // one end of a pipe inside the process
+	kindVDir                     // a virtual directory (/proc/self, /proc/self/fd): data holds its dirent64 records
+	kindTimerFD                  // a timerfd (timerfd.go)
+	kindEpoll                    // an epoll instance (epoll.go)
+	kindEventFD                  // an eventfd (epoll.go)
+	kindSignalFD                 // a signalfd (signalfd.go)
 )
 
 // openFile is an open file description, shared by dup'ed descriptors.
@@ -51,10 +52,11 @@ type openFile struct {
 	off       int64           // kindVirtual, kindDir (entries handed out)
 	dir       []byte          // kindDir: host dirent64 records not yet handed out
 	pipe      *pipe
-	write     bool     // kindPipe: the write end (a FIFO opened O_RDWR is both ends, with write false)
-	tfd       *timerFD // kindTimerFD
-	ep        *epoll   // kindEpoll
-	efd       *eventFD // kindEventFD
+	write     bool      // kindPipe: the write end (a FIFO opened O_RDWR is both ends, with write false)
+	tfd       *timerFD  // kindTimerFD
+	ep        *epoll    // kindEpoll
+	efd       *eventFD  // kindEventFD
+	sfd       *signalFD // kindSignalFD
 	refs      int
 }
 
@@ -249,6 +251,8 @@ func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {
 		return p.timerfdRead(f, buf)
 	case kindEventFD:
 		return p.eventfdRead(f, buf)
+	case kindSignalFD:
+		return p.signalfdRead(f, buf)
 	case kindEpoll:
 		return 0, errno(EINVAL)
 	}
@@ -303,7 +307,7 @@ func (p *Process) writeFile(f *openFile, b []byte, off int64) (int, uint64) {
 			pp.gen++
 		}
 		return n, 0
-	case kindTimerFD, kindEpoll:
+	case kindTimerFD, kindEpoll, kindSignalFD:
 		return 0, errno(EINVAL) // no write operation, as Linux's vfs_write says
 	case kindEventFD:
 		return p.eventfdWrite(f, b)

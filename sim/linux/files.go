@@ -458,7 +458,7 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 		return Stat{Dev: 12, Ino: 0x2000, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
-	case kindTimerFD, kindEpoll, kindEventFD: // an anonymous inode: mode 0600 and no file type
+	case kindTimerFD, kindEpoll, kindEventFD, kindSignalFD: // an anonymous inode: mode 0600 and no file type
 		return Stat{Dev: 14, Ino: 0x3000, Mode: 0o600, Nlink: 1, Blksize: 4096}, 0
 	}
 	return Stat{}, errno(EBADF)
@@ -1580,6 +1580,8 @@ func (p *Process) fileReady(f *openFile, ev uint64) uint64 {
 		return p.timerfdReady(f, ev)
 	case f.kind == kindEventFD:
 		return eventfdReady(f.efd, ev)
+	case f.kind == kindSignalFD:
+		return p.signalfdReady(f, ev)
 	case f.kind == kindEpoll:
 		if r, _ := p.epollReady(f.ep, 1, false, 0); len(r) > 0 {
 			return (pollin | pollrdnorm) & ev

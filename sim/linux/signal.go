@@ -251,6 +251,9 @@ func (p *Process) sendSignalTo(th *thread, in sigInfo) uint64 {
 		return errno(EAGAIN)
 	}
 	t.pending = append(t.pending, in)
+	if p.ioWaiters != 0 && p.signalfdWants(in.signo) {
+		p.wakeIO() // a signalfd read may take it
+	}
 	return 0
 }
 

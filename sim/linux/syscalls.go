@@ -423,6 +423,8 @@ var sysDefs = map[string]sysDef{
 	"epoll_wait":    {Full, "s390x: as epoll_pwait without a mask", sysEpollWait},
 	"eventfd2":      {Full, "EFD_SEMAPHORE, EFD_CLOEXEC, EFD_NONBLOCK; reads and writes of 8 bytes that wait or give EAGAIN, as Linux", sysEventfd2},
 	"eventfd":       {Full, "s390x: eventfd2 without flags", sysEventfd},
+	"signalfd4":     {Full, "SFD_CLOEXEC, SFD_NONBLOCK; reads take the pending signals of the mask as rt_sigtimedwait does, as struct signalfd_siginfo; poll and epoll see them", sysSignalfd4},
+	"signalfd":      {Full, "s390x: signalfd4 without flags", sysSignalfd},
 
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).

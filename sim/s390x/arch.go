@@ -355,4 +355,8 @@ var syscalls = map[string]uint64{
 	"epoll_wait":    251,
 	"eventfd2":      323,
 	"eventfd":       318,
+
+	// signalfd (signalfd.go).
+	"signalfd4": 322,
+	"signalfd":  316,
 }
