@@ -280,7 +280,19 @@ var cases = []tcase{
 	one("bash-find-xargs", run("/bin/bash-static", "-c", findXargsScript)),
 	// named pipes: mkfifo (mknodat), opens that wait for the other end
 	one("bash-fifo", run("/bin/bash-static", "-c", fifoScript)).out("out.txt"),
+	// process substitution (/dev/fd/N, distinct pipes), a coprocess,
+	// traps, waits, read with a timeout
+	one("bash-procsubst", run("/bin/bash-static", "-c", procSubstScript)),
 }
+
+// procSubstScript leaves out what shows qemu's own descriptors (the
+// number of an "exec {fd}>" and a listing of /dev/fd: qemu-user shares
+// its descriptor table with the guest).
+const procSubstScript = `diff <(echo a) <(echo b); echo "rc $?"; cat <(seq 3)
+coproc c { read x; echo "got $x"; }; echo hi >&"${c[1]}"; read y <&"${c[0]}"; echo "$y"
+trap "echo trapped" USR1; kill -USR1 $$; (sleep 0.01 & wait $!; echo waited $?)
+read -t 0.01 z < <(sleep 1); echo "read rc $?"
+mapfile -t arr < <(printf "%s\n" q w e); echo "${arr[@]}"`
 
 // fifoScript makes a FIFO and passes bytes through it: a reader and a
 // writer that wait for each other, a read-write open that does not wait.

@@ -170,6 +170,7 @@ type pipe struct {
 	key                   fifoKey
 	readOpens, writeOpens uint64
 	gen                   uint64 // writes that added bytes (epoll's EPOLLET)
+	ino                   uint64 // an anonymous pipe's inode number in pipefs (fstat, /proc/self/fd)
 }
 
 const pipeCapacity = 65536 // Linux's default pipe size

@@ -455,7 +455,7 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 		if f.path != "" { // a FIFO: its node's stat
 			return hostStatPath(f.path, true)
 		}
-		return Stat{Dev: 12, Ino: 0x2000, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
+		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
 	case kindTimerFD, kindEpoll, kindEventFD, kindSignalFD: // an anonymous inode: mode 0600 and no file type
@@ -1376,7 +1376,7 @@ func sysPipe2(p *Process, a [6]uint64) uint64 {
 	if a[1]&^(oCloexec|oNonblock|0o40000 /* O_DIRECT */) != 0 {
 		return errno(EINVAL)
 	}
-	pp := &pipe{readers: 1, writers: 1}
+	pp := &pipe{readers: 1, writers: 1, ino: p.sys.newPipeIno()}
 	r := &openFile{kind: kindPipe, pipe: pp, flags: oRdonly | a[1]&oNonblock}
 	w := &openFile{kind: kindPipe, pipe: pp, write: true, flags: oWronly | a[1]&oNonblock}
 	rfd := p.install(r, 0, a[1]&oCloexec != 0)

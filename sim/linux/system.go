@@ -58,6 +58,18 @@ type System struct {
 	hosts      int               // processes running a host program (hostproc.go)
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
+	pipeIno     uint64 // the last anonymous pipe's inode number
+}
+
+// newPipeIno numbers a new anonymous pipe, as pipefs gives each its own
+// inode (diff, for one, takes two descriptors with one inode for the same
+// file). The first is 8192.
+func (s *System) newPipeIno() uint64 {
+	if s.pipeIno == 0 {
+		s.pipeIno = 8191
+	}
+	s.pipeIno++
+	return s.pipeIno
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.
