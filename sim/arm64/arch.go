@@ -215,6 +215,7 @@ var syscalls = map[string]uint64{
 	"setsid":            157,
 	"uname":             160,
 	"getrlimit":         163,
+	"setrlimit":         164,
 	"getrusage":         165,
 	"umask":             166,
 	"prctl":             167,

@@ -221,6 +221,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	old := p.Machine
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
 	nice := p.cur.nice // the caller's, kept by execve
+	limits := p.limits
 	keep := struct {
 		sys               *System
 		pid, ppid         uint64
@@ -263,6 +264,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	}
 	t := p.threads[0]
 	t.tid, t.nice = p.pid, nice
+	p.limits = limits
 	t.sig.mask, t.sig.pending = oldMask, oldSig.pending
 	p.fds = oldFds
 	for fd, fe := range p.fds {

@@ -12,8 +12,6 @@ import (
 // descriptor reaches only what the guest opened (or the three standard
 // streams simrun hands it).
 
-const maxFDs = 1024 // RLIMIT_NOFILE's soft limit, as prlimit64 reports it
-
 type fileKind uint8
 
 const (
@@ -107,7 +105,7 @@ func (p *Process) file(fd uint64) (*openFile, uint64) {
 
 // install puts f at the lowest free descriptor at or above min.
 func (p *Process) install(f *openFile, min uint64, cloexec bool) uint64 {
-	for fd := min; fd < maxFDs; fd++ {
+	for fd := min; fd < p.fdLimit(); fd++ {
 		if fd >= uint64(len(p.fds)) {
 			p.fds = append(p.fds, make([]*fdEntry, fd+1-uint64(len(p.fds)))...)
 		}

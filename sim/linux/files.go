@@ -799,7 +799,7 @@ func sysDup3(p *Process, a [6]uint64) uint64 {
 	if a[0] == a[1] || a[2]&^oCloexec != 0 {
 		return errno(EINVAL)
 	}
-	if a[1] >= maxFDs {
+	if a[1] >= p.fdLimit() {
 		return errno(EBADF)
 	}
 	if a[1] < uint64(len(p.fds)) && p.fds[a[1]] != nil {
@@ -842,7 +842,7 @@ func sysFcntl(p *Process, a [6]uint64) uint64 {
 	ent := p.fds[a[0]]
 	switch a[1] {
 	case fDupfd, fDupfdCloexec:
-		if a[2] >= maxFDs {
+		if a[2] >= p.fdLimit() {
 			return errno(EINVAL)
 		}
 		return p.install(f, a[2], a[1] == fDupfdCloexec)
@@ -1592,7 +1592,7 @@ func (p *Process) fileReady(f *openFile, ev uint64) uint64 {
 }
 
 func (p *Process) poll(addr, n uint64, timed bool, timeout, tsAddr uint64) uint64 {
-	if n > maxFDs {
+	if n > p.fdLimit() {
 		return errno(EINVAL)
 	}
 	b, ok := p.readGuest(addr, n*8)
@@ -1636,7 +1636,7 @@ func (p *Process) poll(addr, n uint64, timed bool, timeout, tsAddr uint64) uint6
 // writes back the time left, as Linux does.
 func sysPselect6(p *Process, a [6]uint64) uint64 {
 	nfds := a[0]
-	if int32(nfds) < 0 || nfds > maxFDs {
+	if int32(nfds) < 0 || nfds > p.fdLimit() {
 		return errno(EINVAL)
 	}
 	var timeout uint64

@@ -106,7 +106,8 @@ type Process struct {
 	// ended, and the CPU time and peak memory of the children it waited
 	// for.
 	maxRSS, childCPU, childMaxRSS uint64
-	selfAlias                     uint64 // another id naming the process (AdoptSelfID)
+	limits                        rlimits // setrlimit's (rlimit.go)
+	selfAlias                     uint64  // another id naming the process (AdoptSelfID)
 	// fatal is the signal whose default action ended the process (for
 	// its core dump, core.go).
 	fatal *sigInfo

@@ -66,23 +66,6 @@ func SyscallTable(a *cpu.Arch) []Syscall {
 	return out
 }
 
-func (p *Process) rlimit(res uint64) (cur, max uint64, ok bool) {
-	const inf = ^uint64(0)
-	switch res {
-	case 3: // RLIMIT_STACK
-		return stackSize, inf, true
-	case 7: // RLIMIT_NOFILE
-		return 1024, 4096, true
-	case 6: // RLIMIT_NPROC
-		n := uint64(p.sys.maxProcs())
-		return n, n, true
-	}
-	if res < 16 {
-		return inf, inf, true
-	}
-	return 0, 0, false
-}
-
 // SyscallDefs lists every generic handler name with its support level (for
 // documentation).
 func SyscallDefs() map[string]Syscall {
@@ -374,8 +357,9 @@ var sysDefs = map[string]sysDef{
 	"sigreturn":         {Full, "s390x: returns from a handler without SA_SIGINFO", sysSigreturn},
 	"rt_sigqueueinfo":   {Partial, "to itself", sysRtSigqueueinfo},
 	"rt_tgsigqueueinfo": {Partial, "to a thread of the process", sysRtTgsigqueueinfo},
-	"prlimit64":         {Partial, "reads only: STACK 8 MiB, NOFILE 1024/4096, others unlimited", sysPrlimit64},
+	"prlimit64":         {Partial, "per process, inherited and kept across execve (defaults: STACK 8 MiB, NOFILE 1024/4096, NPROC --max-procs, others unlimited); NOFILE enforced; the others kept and reported only (root is not held to NPROC, --max-procs bounds forks) (rlimit.go)", sysPrlimit64},
 	"getrlimit":         {Partial, "as prlimit64", sysGetrlimit},
+	"setrlimit":         {Partial, "as prlimit64", sysSetrlimit},
 	"sched_yield":       {Full, "the next runnable thread runs (round robin by tid)", sysSchedYield},
 	"futex":             {Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, WAKE_OP, LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; timeouts on the virtual clock; a handled signal ends a wait with EINTR (a wait without timeout restarts with SA_RESTART, LOCK_PI always); no FUTEX_FD or requeue-PI", sysFutex},
 	"tgkill":            {Full, "to any thread of the process", sysTgkill},
@@ -572,27 +556,6 @@ func sysGetrandom(p *Process, a [6]uint64) uint64 {
 		return errno(EFAULT)
 	}
 	return n
-}
-
-func sysPrlimit64(p *Process, a [6]uint64) uint64 {
-	if a[0] != 0 && a[0] != p.pid {
-		return errno(ESRCH)
-	}
-	cur, max, ok := p.rlimit(a[1])
-	if !ok {
-		return errno(EINVAL)
-	}
-	if a[2] != 0 {
-		return errno(EPERM)
-	}
-	if a[3] != 0 && !p.writeGuest(a[3], appendU64(p.order(), appendU64(p.order(), nil, cur), max)) {
-		return errno(EFAULT)
-	}
-	return 0
-}
-
-func sysGetrlimit(p *Process, a [6]uint64) uint64 {
-	return sysPrlimit64(p, [6]uint64{0, a[0], 0, a[1]})
 }
 
 func signalName(sig int) string {

@@ -222,6 +222,7 @@ var syscalls = map[string]uint64{
 	"getcwd":            183,
 	"sigaltstack":       186,
 	"getrlimit":         191,
+	"setrlimit":         75,
 	"getuid":            199,
 	"getgid":            200,
 	"geteuid":           201,
