@@ -15,6 +15,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/timing"
 )
 
 // DetailRecorder wants every 61st operation in detail and keeps what the
@@ -46,15 +47,16 @@ func (r *DetailRecorder) Retired(_ *cpu.Machine, b *cpu.Batch, want []int, d []c
 // Run runs the program at path timed with preset, with the block
 // summaries off (noBlocks) or on, and with a DetailRecorder if detail; it
 // returns the statistics, the recorder and what the program printed.
-func Run(t *testing.T, path string, args []string, preset string, noBlocks, detail bool) (cpu.TimingStats, *DetailRecorder, string) {
+func Run(t *testing.T, path string, args []string, preset string, noBlocks, detail bool) (timing.Stats, *DetailRecorder, string) {
 	t.Helper()
-	p, err := cpu.PresetByName(preset)
+	p, err := timing.PresetByName(preset)
 	require.NoError(t, err)
 	var out bytes.Buffer
 	m, err := linux.Load(path, linux.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
 	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
-	m.Timing.NoBlocks = noBlocks
+	tm, err := timing.Enable(m, p)
+	require.NoError(t, err)
+	tm.NoBlocks = noBlocks
 	rec := &DetailRecorder{}
 	if detail {
 		m.Consumers = append(m.Consumers, rec)
@@ -62,8 +64,8 @@ func Run(t *testing.T, path string, args []string, preset string, noBlocks, deta
 	exit, err := m.Run()
 	require.NoError(t, err)
 	require.Nil(t, exit.Fault)
-	require.Equal(t, m.Insns, m.Timing.Stats.Insns, "every retired instruction is timed")
-	return m.Timing.Stats, rec, out.String()
+	require.Equal(t, m.Insns, tm.Stats.Insns, "every retired instruction is timed")
+	return tm.Stats, rec, out.String()
 }
 
 // CheckExact runs the program with and without block summaries, with and
@@ -141,9 +143,10 @@ func timedProgram(t *testing.T, path string, args []string) *cpu.Machine {
 	var out bytes.Buffer
 	m, err := linux.Load(path, linux.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
 	require.NoError(t, err)
-	p, err := cpu.PresetByName("neoverse-n1")
+	p, err := timing.PresetByName("neoverse-n1")
 	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
+	_, err = timing.Enable(m, p)
+	require.NoError(t, err)
 	return m
 }
 
@@ -199,9 +202,10 @@ func TimedImage(t *testing.T, img []byte) *cpu.Machine {
 	t.Helper()
 	m, err := linux.New("image", img, linux.Config{})
 	require.NoError(t, err)
-	p, err := cpu.PresetByName("neoverse-n1")
+	p, err := timing.PresetByName("neoverse-n1")
 	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
+	_, err = timing.Enable(m, p)
+	require.NoError(t, err)
 	return m
 }
 

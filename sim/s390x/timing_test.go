@@ -16,6 +16,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/timing"
 )
 
 // TestBlockTimingExact: timing straight-line runs of 2-, 4- and 6-byte
@@ -41,12 +42,13 @@ func (l *lastOp) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming
 // what NextOp says just before the instruction runs: pc, class, flags,
 // size and the data address.
 func TestLogAgreesWithNextOp(t *testing.T) {
-	p, _ := cpu.PresetByName("neoverse-n1")
+	p, _ := timing.PresetByName("neoverse-n1")
 	for _, b := range append(programs.Binaries("s390x"), programs.GlibcBinaries("s390x")...) {
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
 			m, err := linux.Load(b.Path, linux.Config{Args: append([]string{b.Path}, b.Args...), Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}})
 			require.NoError(t, err)
-			require.NoError(t, m.EnableTiming(p))
+			_, err = timing.Enable(m, p)
+			require.NoError(t, err)
 			l := &lastOp{}
 			m.Consumers = append(m.Consumers, l)
 			var op cpu.Op
