@@ -99,9 +99,9 @@ func CheckLoggedValuesSelfConsistentAll(t *testing.T, arch string, slowPath func
 // CheckLoggedValuesSelfConsistent is a self-consistency check of the
 // core's logging, not an oracle: the core's values come from its fast
 // path (stored inside the hot executor cases) or its slow path
-// (dynamicEA), and slowPath is the slow path again. It runs the program
-// one operation per batch and checks every logged value (Retired.EA of an
-// operation whose description LogsEA) against slowPath, which computes it
+// (dynamicValue), and slowPath is the slow path again. It runs the program
+// one operation per batch and checks every logged value (Retired.Value of an
+// operation whose description LogsValue) against slowPath, which computes it
 // from the machine stopped just before the operation runs. (That the
 // addresses are right is AddressCheck's job, against qemu's.) It then runs the program again in full
 // batches, where the core begins runs only where the flow changes, and
@@ -164,8 +164,8 @@ func (r *opRecorder) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTi
 
 func (r *opRecorder) add(op cpu.Retired) {
 	v := uint64(0)
-	if op.Info.LogsEA() {
-		v = op.EA
+	if op.Info.LogsValue() {
+		v = op.Value()
 	}
 	r.pcs, r.vals = append(r.pcs, op.PC), append(r.vals, v)
 }
@@ -188,8 +188,8 @@ func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.Op
 	}
 	r := b.At(0)
 	require.Equal(v.t, v.pc, r.PC, "the batch holds the operation the slow path saw")
-	if r.Info.LogsEA() {
-		require.Equal(v.t, v.want, r.EA, "the logged value of the operation at %#x", r.PC)
+	if r.Info.LogsValue() {
+		require.Equal(v.t, v.want, r.Value(), "the logged value of the operation at %#x", r.PC)
 		v.checked++
 	}
 	v.ops.add(r)
@@ -210,7 +210,7 @@ func TimedImage(t *testing.T, img []byte) *cpu.Machine {
 }
 
 // Paths counts the operations a random test stepped by the way each
-// logs its value: inside its own case or through dynamicEA.
+// logs its value: inside its own case or through dynamicValue.
 type Paths struct{ InCase, Slow int }
 
 // Add counts one operation.
@@ -226,7 +226,7 @@ func (p *Paths) Add(inCase bool) {
 func (p *Paths) RequireBoth(t *testing.T) {
 	t.Helper()
 	require.NotZero(t, p.InCase, "operations logging in their own case")
-	require.NotZero(t, p.Slow, "operations logging through dynamicEA")
+	require.NotZero(t, p.Slow, "operations logging through dynamicValue")
 }
 
 // StepValue empties log, has step run one operation and returns the value

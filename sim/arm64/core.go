@@ -183,14 +183,14 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 // describeSlot fills the timing description of a decoded slot. A slot
 // whose logged value Run does not store in the instruction's own case is
 // marked opLogged, its op kept in the description (CoreOp): Run then
-// logs it through dynamicEA, and no other instruction pays a test.
+// logs it through dynamicValue, and no other instruction pays a test.
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	if in.op == opLogged { // described already
 		return info
 	}
 	*info = describe(in)
-	if info.LogsEA() && !loggedInCase(in.op) {
+	if info.LogsValue() && !loggedInCase(in.op) {
 		info.CoreOp, in.op = uint16(in.op), opLogged
 	}
 	return info

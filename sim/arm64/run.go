@@ -673,7 +673,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
 	info := &pageInfos(page)[(pc&cpu.PageMask)>>2]
 	c.logged = decoded(in, info)
-	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info)
+	c.vals[n&cpu.ValMask] = c.dynamicValue(&c.logged, info)
 	return &c.logged
 }
 

@@ -19,8 +19,8 @@ import "sort"
 // want one record per operation get them from At or Ops.
 type Batch struct {
 	Runs []Run
-	// Vals[k] is op k's dynamic value (Retired.EA) when its description
-	// LogsEA; other entries are left as the core wrote them. It is the
+	// Vals[k] is op k's logged value (see Logged) when its description
+	// LogsValue; other entries are left as the core wrote them. It is the
 	// core's own array of LogBatch values (Logger.SetLog puts it here).
 	Vals []uint64
 	// Shift is log2 of the bytes per Infos entry (the instruction
@@ -135,8 +135,8 @@ func (b *Batch) At(i int) Retired {
 // Record is the record of operation i, described by in, at pc.
 func (b *Batch) Record(in *OpInfo, pc uint64, i int) Retired {
 	r := Retired{Info: in, PC: pc}
-	if in.LogsEA() {
-		r.EA = b.Vals[i]
+	if in.LogsValue() {
+		r.val = b.Vals[i]
 	}
 	return r
 }
@@ -176,7 +176,7 @@ func BatchOf(ops []Retired, shift uint) *Batch {
 	for i := range ops {
 		o := &ops[i]
 		b.Runs = append(b.Runs, Run{Infos: []OpInfo{*o.Info}, PC: o.PC, Start: uint32(i)})
-		b.Vals[i] = o.EA
+		b.Vals[i] = o.val
 	}
 	b.n = len(ops)
 	return b

@@ -93,15 +93,38 @@ func (o *OpInfo) AddDst(r uint8) {
 	}
 }
 
-// LogsEA reports whether the log entry of an operation so described
-// carries a dynamic value in Retired.EA: loads and stores, conditional
-// non-branch operations, calls and indirect branches.
-func (o *OpInfo) LogsEA() bool {
-	if o.Class == ClassBranch {
-		return o.Flags&(OpLink|OpIndirect) != 0
+// Logged is what the value a core logs for an operation (Batch.Vals)
+// means, by the operation's description (OpInfo.Logged).
+type Logged uint8
+
+const (
+	LogsNothing Logged = iota // no value
+	LogsAddr                  // a load's or store's data address (Retired.Addr)
+	LogsCond                  // a conditional non-branch operation: 1 if its condition held (Retired.CondPassed)
+	LogsSP                    // a call or indirect branch: the stack pointer before it (Retired.SP)
+)
+
+// Logged is what the value logged for an operation so described means.
+// A branch logs the stack pointer whatever else it is; an access its
+// address, conditional or not.
+func (o *OpInfo) Logged() Logged {
+	switch {
+	case o.Class == ClassBranch:
+		if o.Flags&(OpLink|OpIndirect) != 0 {
+			return LogsSP
+		}
+	case o.Access != 0:
+		return LogsAddr
+	case o.Flags&OpConditional != 0:
+		return LogsCond
 	}
-	return o.Access != 0 || o.Flags&OpConditional != 0
+	return LogsNothing
 }
+
+// LogsValue reports whether the log entry of an operation so described
+// carries a value (Logged is not LogsNothing): loads and stores,
+// conditional non-branch operations, calls and indirect branches.
+func (o *OpInfo) LogsValue() bool { return o.Logged() != LogsNothing }
 
 // SrcReg and DstReg return register i.
 func (o *OpInfo) SrcReg(i int) uint8 { return uint8(o.Src >> (8 * i)) }
@@ -116,12 +139,45 @@ func (o *OpInfo) Slots(shift uint) int { return max(int(o.Size)>>shift, 1) }
 type Retired struct {
 	Info *OpInfo
 	PC   uint64
-	// EA is the data address of a load or store; for conditional
-	// non-branch operations, 1 if the condition held; for calls and
-	// indirect branches, the stack pointer before the branch (the shadow
-	// call stack sees non-local exits by it).
-	EA uint64
+	// val is the value the core logged (0 if Info logs none): one word
+	// that means what Info.Logged says, read through Addr, CondPassed
+	// or SP, which give it only where it has that meaning.
+	val uint64
 }
+
+// NewRetired is the record of an operation described by in at pc whose
+// logged value is val (for tests and tools: BatchOf).
+func NewRetired(in *OpInfo, pc, val uint64) Retired {
+	return Retired{Info: in, PC: pc, val: val}
+}
+
+// Addr is the data address of a load or store (of a storage-to-storage
+// operation, its first operand's), else 0.
+func (r *Retired) Addr() uint64 {
+	if r.Info.Logged() == LogsAddr {
+		return r.val
+	}
+	return 0
+}
+
+// CondPassed reports whether the condition of a conditional non-branch
+// operation held (false for other operations).
+func (r *Retired) CondPassed() bool {
+	return r.Info.Logged() == LogsCond && r.val != 0
+}
+
+// SP is the stack pointer before a call or indirect branch (the shadow
+// call stack sees non-local exits by it), else 0.
+func (r *Retired) SP() uint64 {
+	if r.Info.Logged() == LogsSP {
+		return r.val
+	}
+	return 0
+}
+
+// Value is the logged value whatever it means: for checks of the log
+// itself, which compare it with a core's other way of computing it.
+func (r *Retired) Value() uint64 { return r.val }
 
 // OpTiming is what the timing model says about one operation: what a
 // RetireConsumer gets for the operations it wants in detail.

@@ -172,7 +172,7 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 // describeSlot fills the timing description of a decoded slot. A slot
 // whose logged value (a data address or a condition) Run does not store
 // in the instruction's own case is marked opLogged, its op kept in the
-// description (CoreOp): Run then logs it through dynamicEA, and no other
+// description (CoreOp): Run then logs it through dynamicValue, and no other
 // instruction pays a test.
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
@@ -180,7 +180,7 @@ func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 		return info
 	}
 	*info = describe(in)
-	if info.LogsEA() && !loggedInCase(in.op) {
+	if info.LogsValue() && !loggedInCase(in.op) {
 		info.CoreOp, in.op = uint16(in.op), opLogged
 	}
 	return info
@@ -227,8 +227,8 @@ func (c *Core) logExecuted(log *cpu.Batch, n uint64, in *inst, pc uint64) {
 	}
 	infos := c.exInfo(in, pc)
 	log.Begin(infos, pc, n) // Run begins the next run after the target
-	if infos[0].LogsEA() {
-		c.vals[n&cpu.ValMask] = c.dynamicEA(in, &infos[0], pc)
+	if infos[0].LogsValue() {
+		c.vals[n&cpu.ValMask] = c.dynamicValue(in, &infos[0], pc)
 	}
 }
 

@@ -1175,7 +1175,7 @@ fault:
 func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
 	info := &pageInfos(page)[(pc&cpu.PageMask)>>1]
 	c.logged = decoded(in, info)
-	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info, pc)
+	c.vals[n&cpu.ValMask] = c.dynamicValue(&c.logged, info, pc)
 	return &c.logged
 }
 

@@ -67,9 +67,9 @@ func TestLogAgreesWithNextOp(t *testing.T) {
 				require.Equal(t, op.Flags&^cpu.OpCondPassed, r.Info.Flags, "pc 0x%x", op.PC)
 				switch {
 				case op.Class != cpu.ClassOther && op.Class != cpu.ClassBranch:
-					require.Equal(t, op.VA, r.EA, "pc 0x%x", op.PC)
+					require.Equal(t, op.VA, r.Addr(), "pc 0x%x", op.PC)
 				case op.Class == cpu.ClassOther && op.Flags&cpu.OpConditional != 0:
-					require.Equal(t, op.Flags&cpu.OpCondPassed != 0, r.EA != 0, "pc 0x%x: condition", op.PC)
+					require.Equal(t, op.Flags&cpu.OpCondPassed != 0, r.CondPassed(), "pc 0x%x: condition", op.PC)
 				}
 			}
 		})

@@ -120,7 +120,7 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 			Taken: d.Taken, Events: d.Events, DS: uint16(d.DS), DSValid: d.DSValid}
 		s.Lat = [3]uint32{uint32(d.Complete - d.Dispatch), uint32(d.Issue - d.Dispatch), d.XlatLat}
 		if in.Access != 0 {
-			s.Op.VA = o.EA
+			s.Op.VA = o.Addr()
 			s.XlatOK = true
 		}
 		if in.Class == cpu.ClassBranch {

@@ -583,14 +583,14 @@ func (t *Model) step(r *cpu.Retired, i int, next uint64, pre *memResult) {
 		m := pre
 		if m == nil {
 			m = &t.res[0]
-			t.access(r.EA, in, m)
+			t.access(r.Addr(), in, m)
 		}
 		lat += m.lat
 		d.XlatLat, d.Events, d.DS, d.DSValid = m.xlat, m.events, m.ds, in.Class != cpu.ClassStore
 	case in.Class == cpu.ClassBranch:
 		t.branch(r, next, &d)
 	case in.Flags&cpu.OpConditional != 0:
-		d.Taken = r.EA != 0
+		d.Taken = r.CondPassed()
 	}
 	issue, done := t.schedule(in, lat)
 	if d.Events&codes.EvMispredict != 0 {

@@ -115,7 +115,7 @@ func TestStallCycles(t *testing.T) {
 	x := uint64(1)
 	for i := 0; i < 200; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
-		ops = append(ops, cpu.Retired{Info: &load, PC: 0x1000, EA: x >> 40 &^ 7}, cpu.Retired{Info: &mul, PC: 0x1004},
+		ops = append(ops, cpu.NewRetired(&load, 0x1000, x>>40&^7), cpu.Retired{Info: &mul, PC: 0x1004},
 			cpu.Retired{Info: &cond, PC: 0x1008})
 		if x>>63 != 0 { // falls through to a jump back
 			ops = append(ops, cpu.Retired{Info: &jump, PC: 0x100c})
