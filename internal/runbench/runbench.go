@@ -22,7 +22,7 @@ import (
 // (retired guest instructions per wall-clock microsecond) and "insns/op".
 func Program(b *testing.B, path string, args ...string) {
 	b.Helper()
-	Run(b, Options{}, path, args...)
+	ProgramWith(b, Options{}, path, args...)
 }
 
 // Options select what runs beside the program.
@@ -37,8 +37,8 @@ type Options struct {
 	Collect bool
 }
 
-// Run is Program with options.
-func Run(b *testing.B, opt Options, path string, args ...string) {
+// ProgramWith is Program with options.
+func ProgramWith(b *testing.B, opt Options, path string, args ...string) {
 	b.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -141,9 +141,11 @@ func Timing(b *testing.B, config string, args map[string][]string) {
 		if bin.Config.Glibc {
 			name = "glibc-" + name
 		}
-		b.Run("plain/"+name, func(b *testing.B) { Run(b, Options{Collect: true}, bin.Path, a...) })
-		b.Run("timed/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Collect: true}, bin.Path, a...) })
-		b.Run("spe4096/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Setup: AttachSPE, Collect: true}, bin.Path, a...) })
+		b.Run("plain/"+name, func(b *testing.B) { ProgramWith(b, Options{Collect: true}, bin.Path, a...) })
+		b.Run("timed/"+name, func(b *testing.B) { ProgramWith(b, Options{Timing: p, Collect: true}, bin.Path, a...) })
+		b.Run("spe4096/"+name, func(b *testing.B) {
+			ProgramWith(b, Options{Timing: p, Setup: AttachSPE, Collect: true}, bin.Path, a...)
+		})
 	}
 }
 

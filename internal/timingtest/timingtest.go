@@ -44,10 +44,10 @@ func (r *DetailRecorder) Retired(_ *cpu.Machine, b *cpu.Batch, want []int, d []c
 	r.seen += b.Len()
 }
 
-// Run runs the program at path timed with preset, with the block
+// Timed runs the program at path timed with preset, with the block
 // summaries off (noBlocks) or on, and with a DetailRecorder if detail; it
 // returns the statistics, the recorder and what the program printed.
-func Run(t *testing.T, path string, args []string, preset string, noBlocks, detail bool) (timing.Stats, *DetailRecorder, string) {
+func Timed(t *testing.T, path string, args []string, preset string, noBlocks, detail bool) (timing.Stats, *DetailRecorder, string) {
 	t.Helper()
 	p, err := timing.PresetByName(preset)
 	require.NoError(t, err)
@@ -75,13 +75,13 @@ func Run(t *testing.T, path string, args []string, preset string, noBlocks, deta
 func CheckExact(t *testing.T, path string, args []string) {
 	t.Helper()
 	for _, preset := range []string{"neoverse-n1", "slow-memory"} {
-		ref, refRec, refOut := Run(t, path, args, preset, true, true)
-		got, gotRec, gotOut := Run(t, path, args, preset, false, true)
+		ref, refRec, refOut := Timed(t, path, args, preset, true, true)
+		got, gotRec, gotOut := Timed(t, path, args, preset, false, true)
 		require.Equal(t, ref, got, "%s: statistics", preset)
 		require.Equal(t, refRec.PCs, gotRec.PCs)
 		require.Equal(t, refRec.Details, gotRec.Details, "%s: details", preset)
 		require.Equal(t, refOut, gotOut)
-		plain, _, _ := Run(t, path, args, preset, false, false)
+		plain, _, _ := Timed(t, path, args, preset, false, false)
 		require.Equal(t, ref, plain, "%s: statistics without detail requests", preset)
 		require.NotZero(t, ref.L1DAccess)
 		require.NotZero(t, ref.Branches)
@@ -250,7 +250,7 @@ func RequireCycles(t *testing.T, path string, want [3]uint64) {
 	t.Helper()
 	for i, preset := range Presets {
 		for _, noBlocks := range []bool{true, false} {
-			st, _, _ := Run(t, path, nil, preset, noBlocks, false)
+			st, _, _ := Timed(t, path, nil, preset, noBlocks, false)
 			require.Equal(t, want[i], st.Cycles, "%s (summaries off: %v): cycles", preset, noBlocks)
 		}
 	}

@@ -260,7 +260,7 @@ const (
 
 	// opLogged marks a slot whose logged value comes from dynamicValue
 	// before the instruction runs; the instruction's own op is its
-	// description's CoreOp (Core.describeSlot, Core.Run).
+	// description's CoreOp (Core.describeSlot, Core.Execute).
 	opLogged
 	numOps
 )

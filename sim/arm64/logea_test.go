@@ -32,7 +32,7 @@ func slowPathEA(m *cpu.Machine) uint64 {
 	return c.dynamicValue(&in, &info)
 }
 
-// TestLoggedValuesSelfConsistentPrograms: every value Run logs in the
+// TestLoggedValuesSelfConsistentPrograms: every value Execute logs in the
 // bundled programs (stored inside the hot cases or got from dynamicValue) is
 // dynamicValue's before the operation ran.
 func TestLoggedValuesSelfConsistentPrograms(t *testing.T) {
@@ -75,7 +75,7 @@ func TestLoggedValuesSelfConsistentRandom(t *testing.T) {
 		c.nzcv = rng.Uint32() & 15
 		c.pc = pc
 		want := c.dynamicValue(&in, &info)
-		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
+		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Execute(1) })
 		require.Equal(t, want, got, "%#08x (op %v) at %#x: logged value", w, in.op, pc)
 		paths.Add(loggedInCase(in.op))
 	}

@@ -360,7 +360,7 @@ func describe(in *inst) cpu.OpInfo {
 	return o
 }
 
-// loggedInCase reports whether Run stores the logged value (cpu.OpInfo.Logged)
+// loggedInCase reports whether Execute stores the logged value (cpu.OpInfo.Logged)
 // of op o inside o's own case, where the address is in a register anyway:
 // the hot loads, stores, calls and conditional selects and compares. Every other op that logs one goes
 // through dynamicValue before it executes (its slot is marked opLogged).

@@ -2,7 +2,7 @@ package cpu
 
 import "sort"
 
-// Batch is the log of the operations one core Run retired, as the core
+// Batch is the log of the operations one Core.Execute retired, as the core
 // writes it: cheaply, one entry per straight-line run of operations and
 // one value per operation, not one record per operation.
 //
@@ -12,7 +12,7 @@ import "sort"
 // The operations of a run sit at consecutive addresses on one code page,
 // so their descriptions follow one another in the page's Infos: op k+1's
 // is Size>>Shift entries after op k's. A core begins a run where it
-// enters a page (a new page, or the first of a core Run), at a taken
+// enters a page (a new page, or the first of a Core.Execute), at a taken
 // branch's target and around an s390x EXECUTE's target (whose
 // description is not its address's): only where the flow changes, never
 // per operation. The timing model walks runs directly; consumers that
@@ -84,7 +84,7 @@ func (b *Batch) grow() {
 	b.Runs = append(make([]Run, 0, 2*cap(b.Runs)+64), b.Runs...)
 }
 
-// reset empties the batch for the next Run.
+// reset empties the batch for the next Core.Execute.
 func (b *Batch) reset() {
 	b.Runs, b.n, b.done = b.Runs[:0], 0, false
 }

@@ -270,7 +270,7 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 	if m.log != nil {
 		m.log.reset()
 	}
-	n, stop := m.Core.Run(budget)
+	n, stop := m.Core.Execute(budget)
 	m.Insns += n
 	if m.log != nil {
 		m.retire(n)
@@ -411,7 +411,7 @@ func (m *Machine) StopTiming() {
 	m.Core.(Logger).SetLog(nil)
 }
 
-// retire times the operations logged by the last Run (of which n retired;
+// retire times the operations logged by the last Core.Execute (of which n retired;
 // a faulting instruction is logged but does not retire), hands them to
 // the consumers and empties the log.
 func (m *Machine) retire(n uint64) {

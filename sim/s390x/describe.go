@@ -531,7 +531,7 @@ func returnFlag(reg uint8) cpu.OpFlags {
 // (load/store on condition), whether its condition holds.
 func (c *Core) condHolds(in *inst) bool { return c.cond(in.m) }
 
-// loggedInCase reports whether Run stores the logged value (cpu.OpInfo.Logged)
+// loggedInCase reports whether Execute stores the logged value (cpu.OpInfo.Logged)
 // of op o inside o's own case, where the address is in a register anyway:
 // the hot loads and stores (relative ones too), calls and returns, loads
 // and stores on condition, and the storage-immediate and

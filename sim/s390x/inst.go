@@ -88,7 +88,7 @@ const (
 	opBR              // bcr 15,R2: pc = r2
 	// opLogged marks a slot whose logged value comes from dynamicValue
 	// before the instruction runs; the instruction's own op is its
-	// description's CoreOp (Core.describeSlot, Core.Run).
+	// description's CoreOp (Core.describeSlot, Core.Execute).
 	opLogged
 	opFirst
 )

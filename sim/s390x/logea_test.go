@@ -33,7 +33,7 @@ func slowPathEA(m *cpu.Machine) uint64 {
 	return 0
 }
 
-// TestLoggedValuesSelfConsistentPrograms: every value Run logs in the
+// TestLoggedValuesSelfConsistentPrograms: every value Execute logs in the
 // bundled programs (stored inside the hot cases or got from dynamicValue) is
 // dynamicValue's before the operation ran.
 func TestLoggedValuesSelfConsistentPrograms(t *testing.T) {
@@ -64,7 +64,7 @@ func TestLoggedValuesSelfConsistentRandom(t *testing.T) {
 		c.cc = uint8(rng.Intn(4))
 		c.pc = pc
 		want := c.dynamicValue(&in, &info, pc)
-		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
+		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Execute(1) })
 		require.Equal(t, want, got, "% x (op %d) at %#x: logged value", code[off:off+int(in.ln)], in.op, pc)
 		paths.Add(loggedInCase(in.op))
 	}

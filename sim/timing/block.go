@@ -84,7 +84,7 @@ type timingBlock struct {
 	// A summary that ends with a conditional branch (condEnd) gets a
 	// long form once that branch is seen not taken longAfter times (seen
 	// counts): long runs on through it, and through any further ones, to
-	// where the run it was made from left straight-line code. Run takes
+	// where the run it was made from left straight-line code. TimeBatch takes
 	// the long form where the run goes on at least as far and the
 	// predictor holds every inner branch (at predictor index inner[k])
 	// as not taken: each then passes without a misprediction, and only
@@ -441,7 +441,7 @@ func (t *Model) predicted(l *timingBlock) bool {
 // blockAccesses makes the data accesses of a run (summarised by b, its
 // operations described by infos[0] on, its values vals) from b.mem[from]
 // on, the ones before having hit the TLB and the most recently used L1D
-// line of their set (Run checks that inline). It reports whether all
+// line of their set (TimeBatch checks that inline). It reports whether all
 // hit the TLB and the L1D; if not, the results wait in t.res for the
 // operation-by-operation path. Accesses that hit are counted once per
 // run.
@@ -514,7 +514,7 @@ func (t *Model) runBlock(b *timingBlock, pc, next uint64) {
 		}
 	}
 	t.cycle = issue + 1
-	if len(b.inner) > 0 { // not taken, predicted (Run checked)
+	if len(b.inner) > 0 { // not taken, predicted (TimeBatch checked)
 		for _, x := range b.inner {
 			t.bp[x&uint64(len(t.bp)-1)] = 0
 		}

@@ -255,7 +255,7 @@ type Model struct {
 	// accesses are made (an access that moves or fills an entry empties
 	// it).
 	hot [hotLines]uint64
-	// Run's wanted operations, their details and the next wanted index
+	// TimeBatch's wanted operations, their details and the next wanted index
 	// (past every index: none), for its operation-by-operation path.
 	want          []int
 	out           []cpu.OpTiming
@@ -266,7 +266,7 @@ type Model struct {
 	pend          *timingBlock      // a run whose register writes are pending (runBlock)
 	pendC         uint64            // its entry cycle
 	horizon       uint64            // no register is ready later (see flush)
-	hits          uint64            // accesses found by lookup alone in this batch (counted at Run's end)
+	hits          uint64            // accesses found by lookup alone in this batch (counted at TimeBatch's end)
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
@@ -357,7 +357,7 @@ func (t *Model) TimeBatch(b *cpu.Batch, next uint64, want []int, out []cpu.OpTim
 			} else {
 				t.hits += uint64(k)
 			}
-			// summarised, inline (as a call it costs Run 4% more
+			// summarised, inline (as a call it costs TimeBatch 4% more
 			// instructions: the loop's values are saved around it)
 			nx := after
 			if i+n < end {
@@ -389,7 +389,7 @@ func (t *Model) TimeBatch(b *cpu.Batch, next uint64, want []int, out []cpu.OpTim
 // repeats times the runs after b.Runs[r] that are blk (at pc) again,
 // whole: a loop whose body is one summarised run ending at a conditional
 // branch (blk.cond) or a jump (blk.jump, the loop left from inside), the
-// one just timed, which ended run r. It goes as far as Run's inline path
+// one just timed, which ended run r. It goes as far as TimeBatch's inline path
 // and runBlock's loop path would time each run: its accesses hit hot
 // lines, runBlock finds blk pending and in time, and the predictor holds
 // the closing conditional branch as taken (and a long form's inner
@@ -429,8 +429,8 @@ func (t *Model) repeats(b *cpu.Batch, r int, blk *timingBlock, pc uint64, limit 
 }
 
 // repeatRuns counts the runs after b.Runs[r] that are blk (at pc) again,
-// whole, ending by limit, with every access to a hot line (see Run),
-// making lines hot as Run's inline path does.
+// whole, ending by limit, with every access to a hot line (see TimeBatch),
+// making lines hot as TimeBatch's inline path does.
 func (t *Model) repeatRuns(b *cpu.Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint) int {
 	rs, mem, vals := b.Runs[r+1:], blk.mem, b.Vals
 	if len(rs) == 0 {
@@ -473,7 +473,7 @@ func (t *Model) summarised(blk *timingBlock, infos []cpu.OpInfo, pc uint64, more
 }
 
 // slowRun times what follows the batch's i-th operation (described by
-// infos[0] on, at pc, in a run that ends at end) when Run's check of its
+// infos[0] on, at pc, in a run that ends at end) when TimeBatch's check of its
 // summary fails: it makes the summary if there is none, or it is stale
 // or longer than the run; it times the operations from the summary if
 // their accesses hit and no wanted one is among them, else one by one.
@@ -499,7 +499,7 @@ func (t *Model) slowRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, end int,
 // stepOps times the n operations of batch b from the i-th on (described
 // by infos[0] on, at pc) one by one; the run they are in ends at end,
 // after is the pc after it. It returns where the walk goes on. (Out of
-// Run's loop: rare, and its variables would crowd the registers there.)
+// TimeBatch's loop: rare, and its variables would crowd the registers there.)
 func (t *Model) stepOps(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, n, end int, after uint64) ([]cpu.OpInfo, uint64) {
 	for j := i; j < i+n; j++ {
 		in := &infos[0]
@@ -525,7 +525,7 @@ func (t *Model) stepOps(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, n, end i
 // operation on, described by infos[0] on, in a run that ends at end,
 // after is the pc after it), whose accesses, made and waiting in t.res,
 // did not all hit: operation by operation, as step would, less what only
-// a wanted operation needs (there is none before Run's limit). It returns
+// a wanted operation needs (there is none before TimeBatch's limit). It returns
 // where the walk goes on, as stepOps does.
 func (t *Model) missedRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, blk *timingBlock, i, end int, after uint64) ([]cpu.OpInfo, uint64) {
 	t.flush()
