@@ -15,7 +15,7 @@ import (
 
 // TestHandDerivedCycles times small instruction sequences on every preset
 // and compares the cycle count with one derived by hand from the model's
-// rules (sim/cpu/timing.go), not from the model itself:
+// rules (sim/timing/model.go), not from the model itself:
 //
 //   - one operation dispatches per cycle; it issues when the cycle has
 //     come and its source registers are ready; its results are ready

@@ -1,6 +1,8 @@
 // Package cpu is the architecture-neutral machine: guest memory, ELF
 // loading, the Linux user ABI (initial stack, syscalls), the run loop, the
-// Arch and Core interfaces, retired-op records and typed faults.
+// Arch and Core interfaces, retired-op records and typed faults. The
+// timing model is sim/timing: the machine sees it as a Timer and hands
+// it the log of retired operations (Batch) the cores write.
 //
 // An architecture package (sim/arm64, sim/s390x) registers an *Arch
 // describing its ABI facts and a constructor for its Core. Everything here
