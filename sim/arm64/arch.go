@@ -143,6 +143,7 @@ var syscalls = map[string]uint64{
 	"dup3":              24,
 	"fcntl":             25,
 	"ioctl":             29,
+	"mknodat":           33,
 	"mkdirat":           34,
 	"unlinkat":          35,
 	"statfs":            43,

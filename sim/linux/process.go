@@ -42,6 +42,9 @@ type Config struct {
 	// ReadOnly refuses every change to the file system with EROFS
 	// (writes to stdout, stderr and /dev/null still go through).
 	ReadOnly bool
+	// NoHostExec makes an execve of a host program (hostproc.go) fail
+	// with ENOENT instead of running it on the host.
+	NoHostExec bool
 	// MaxMemory bounds the host memory the guest's address space may
 	// hold, in bytes (0: no bound; see cpu.Memory.SetLimit): past it mmap,
 	// brk and mremap give ENOMEM and a write that needs a new page ends
@@ -98,6 +101,7 @@ type Process struct {
 	sigact    [65]sigAction // the process's signal actions (signal.go)
 	sig       *sigThread    // the running thread's mask, pending signals and alternate stack (cur.sig)
 	noResult  bool          // the syscall set every register itself (rt_sigreturn)
+	hostRun   *hostRun      // the program runs on the host (hostproc.go)
 	selfAlias uint64        // another id naming the process (AdoptSelfID)
 	// fatal is the signal whose default action ended the process (for
 	// its core dump, core.go).

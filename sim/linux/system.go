@@ -52,8 +52,10 @@ type System struct {
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
-	everMulti  bool       // more than one process existed (strace's [pid N])
-	done       []ProcStat // the processes that ended (--stats)
+	everMulti  bool              // more than one process existed (strace's [pid N])
+	done       []ProcStat        // the processes that ended (--stats)
+	fifos      map[fifoKey]*pipe // the pipes of the FIFOs some process has open (fifo.go)
+	hosts      int               // processes running a host program (hostproc.go)
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.
@@ -159,7 +161,12 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) {
 		}
 		if errors.Is(err, cpu.ErrYield) {
 			if s.first.StopRequested() {
+				s.killHosts()
 				return nil, cpu.ErrStopped
+			}
+			if f := s.first; f.ended && f.hostRun != nil {
+				s.endOthers()
+				return f.hostRun.exit, nil
 			}
 			if s.deadlocked {
 				s.deadlocked = false
@@ -174,13 +181,7 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) {
 		}
 		s.ended(p, exit)
 		if p == s.first {
-			for _, q := range slices.Clone(s.procs) {
-				if !q.ended {
-					q.EndFault(&cpu.Fault{PC: q.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
-						Err: fmt.Errorf("the first process ended")})
-					s.ended(q, &cpu.Exit{Status: 128 + cpu.SIGKILL})
-				}
-			}
+			s.endOthers()
 			return exit, nil
 		}
 		q, t := s.schedule()
@@ -189,6 +190,19 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) {
 			continue
 		}
 		s.enter(q, t)
+	}
+}
+
+// endOthers kills every process but the first, which ended: the run is
+// over.
+func (s *System) endOthers() {
+	s.killHosts()
+	for _, q := range slices.Clone(s.procs) {
+		if !q.ended {
+			q.EndFault(&cpu.Fault{PC: q.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
+				Err: fmt.Errorf("the first process ended")})
+			s.ended(q, &cpu.Exit{Status: 128 + cpu.SIGKILL})
+		}
 	}
 }
 
@@ -242,6 +256,10 @@ func (s *System) reschedule(p *Process) {
 func (s *System) schedule() (*Process, *thread) {
 	c := s.cur
 	for jumps := 0; ; jumps++ {
+		s.pumpHost(false)
+		if s.first.ended { // its program ran on the host and ended: the run is over
+			return nil, nil
+		}
 		now := c.monoNow()
 		for _, q := range s.procs {
 			if q.ended {
@@ -265,6 +283,11 @@ func (s *System) schedule() (*Process, *thread) {
 			}
 		}
 		if !ok || jumps > maxIdleJumps {
+			if s.hosts > 0 { // only host programs can move things on
+				s.pumpHost(true)
+				jumps = 0
+				continue
+			}
 			return nil, nil
 		}
 		c.clockOff += next - now
@@ -463,7 +486,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	m.Core.(cpu.ThreadCore).LoadThread(ctx)
 	st := *p.sig
 	st.pending, st.hasSaved = nil, false
-	t := &thread{tid: pid, sig: &st}
+	t := &thread{tid: pid, sig: &st, nice: p.cur.nice}
 	if c.flags&cloneChildCleartid != 0 {
 		t.clearTid = c.ctid
 	}
