@@ -1,6 +1,21 @@
 package cpu
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestRecordSizes: the cores keep an OpInfo per instruction slot and
+// the consumers get Retired records by the batch; neither may grow
+// unnoticed (a word more is 25% more per slot).
+func TestRecordSizes(t *testing.T) {
+	if n := unsafe.Sizeof(OpInfo{}); n != 32 {
+		t.Errorf("OpInfo is %d bytes, not 32", n)
+	}
+	if n := unsafe.Sizeof(Retired{}); n != 24 {
+		t.Errorf("Retired is %d bytes, not 24", n)
+	}
+}
 
 // TestLoggedMeanings: each accessor of a retired operation gives the
 // logged value only where it has that accessor's meaning, so that no
