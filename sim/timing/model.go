@@ -8,7 +8,7 @@
 // (sim/spe/codes), the operations' latencies and the PMU counters.
 //
 // The cores describe what they retire in sim/cpu's terms (cpu.OpInfo per
-// decoded instruction, a cpu.Batch per core run); the machine hands each
+// decoded instruction, a cpu.Batch per Core.Execute); the machine hands each
 // batch to the Model (a cpu.Timer) and its details to the
 // cpu.RetireConsumers. Straight-line runs are timed from summaries
 // (block.go), with the same cycles as timing each operation alone.
@@ -24,7 +24,7 @@ import (
 	"simrun/sim/spe/codes"
 )
 
-// Cache is one set-associative cache level (or the TLB, with page-sized
+// CacheConfig is one set-associative cache level (or the TLB, with page-sized
 // lines).
 type CacheConfig struct {
 	Size, Ways, Line int
