@@ -16,6 +16,7 @@ import (
 	"simrun/sim/linux"
 	"simrun/sim/profile"
 	"simrun/sim/spe"
+	"simrun/sim/timing"
 	"simrun/sim/unwind"
 	"simrun/sim/unwind/abi"
 )
@@ -56,7 +57,7 @@ half-written); 2 for a usage error (unknown flag, term or format).
 
 // speFeatures picks the SPE implementation of a CPU model: the timing
 // presets and SPE presets share names; spe-max times like neoverse-v2.
-func speFeatures(model string) (*cpu.CPUPreset, spe.Features, error) {
+func speFeatures(model string) (*timing.Preset, spe.Features, error) {
 	f, ok := spe.Presets[model]
 	if !ok {
 		var names []string
@@ -69,7 +70,7 @@ func speFeatures(model string) (*cpu.CPUPreset, spe.Features, error) {
 	if model == "spe-max" {
 		tm = "neoverse-v2"
 	}
-	p, err := cpu.PresetByName(tm)
+	p, err := timing.PresetByName(tm)
 	return p, f, err
 }
 
@@ -321,7 +322,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			strings.Join(names, ", "), u.Written, len(data), m.Insns, note)
 	}
 	if *stats {
-		printTimingStats(stderr, m.Timing, m.Arch.Name)
+		printTimingStats(stderr, timing.Of(m), m.Arch.Name)
 		printSPEStats(stderr, u)
 	}
 	if sig := interrupts.signal(); sig != 0 {
@@ -364,7 +365,7 @@ type recording struct {
 	u         *spe.Unit
 	d         *spe.Driver
 	feats     spe.Features
-	preset    *cpu.CPUPreset
+	preset    *timing.Preset
 	cfg       *spe.Config
 	exit      *cpu.Exit
 	data      []byte // the AUX stream
@@ -449,7 +450,7 @@ func (j *recordJob) run() (*recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.EnableTiming(preset); err != nil {
+	if _, err := timing.Enable(m, preset); err != nil {
 		return nil, err
 	}
 	u, err := spe.NewUnit(feats, j.Cfg.Seed)
@@ -671,7 +672,7 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 	if err != nil {
 		return nil, nil, err
 	}
-	st := m.Timing.Stats
+	st := timing.Of(m).Stats
 	p := u.PMU
 	s := profile.Summary{Program: abs, Args: append([]string{}, argv...), Arch: m.Arch.Name, Bias: profile.Hex(m.Image.Bias),
 		Comm: filepath.Base(m.Image.Path), PID: 1000, Seed: r.seed, ExitStatus: r.exit.Status,

@@ -14,6 +14,7 @@ import (
 	"simrun/sim/infile"
 	"simrun/sim/linux"
 	"simrun/sim/outfile"
+	"simrun/sim/timing"
 	"simrun/sim/trace"
 )
 
@@ -102,11 +103,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if name == "" {
 			name = "neoverse-n1"
 		}
-		p, err := cpu.PresetByName(name)
+		p, err := timing.PresetByName(name)
 		if err != nil {
 			return err
 		}
-		if err := m.EnableTiming(p); err != nil {
+		if _, err := timing.Enable(m, p); err != nil {
 			if *cpuModel != "" || !errors.Is(err, cpu.ErrNoTiming) {
 				return err
 			}
@@ -216,7 +217,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wall time: %.6f s\n", wall.Seconds())
 		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())
 		if m.Timing != nil {
-			printTimingStats(stderr, m.Timing, m.Arch.Name)
+			printTimingStats(stderr, timing.Of(m), m.Arch.Name)
 		}
 	}
 	if sig != 0 {
@@ -264,7 +265,7 @@ type multiFlag []string
 func (f *multiFlag) String() string     { return fmt.Sprint([]string(*f)) }
 func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }
 
-func printTimingStats(w io.Writer, t *cpu.Timing, arch string) {
+func printTimingStats(w io.Writer, t *timing.Model, arch string) {
 	s := t.Stats
 	pct := func(a, b uint64) float64 {
 		if b == 0 {

@@ -61,9 +61,9 @@ type Mismatch struct {
 
 func (m *Mismatch) Error() string { return m.Prog + ": " + m.Msg }
 
-// Run compares prog under qemu and simrun. A *Mismatch error means they
+// Compare compares prog under qemu and simrun. A *Mismatch error means they
 // disagree; other errors mean one of them could not run.
-func Run(ctx context.Context, prog string, opt Options) (*Result, error) {
+func Compare(ctx context.Context, prog string, opt Options) (*Result, error) {
 	data, err := os.ReadFile(prog)
 	if err != nil {
 		return nil, err

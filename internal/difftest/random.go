@@ -45,7 +45,7 @@ func RandomPrograms(t testing.TB, arch, cpu string, stream uint64, build func(r 
 		if err := os.WriteFile(path, build(r, insns), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Run(context.Background(), path, Options{Lockstep: 8*insns + 200, FP: true, CPU: cpu})
+		res, err := Compare(context.Background(), path, Options{Lockstep: 8*insns + 200, FP: true, CPU: cpu})
 		if err != nil {
 			t.Fatalf("program %d (seed %d, stream %#x): %v", p, p, stream, err)
 		}

@@ -15,18 +15,19 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/spe"
+	"simrun/sim/timing"
 )
 
 // Program runs the ELF at path with args b.N times and reports "MIPS"
 // (retired guest instructions per wall-clock microsecond) and "insns/op".
 func Program(b *testing.B, path string, args ...string) {
 	b.Helper()
-	Run(b, Options{}, path, args...)
+	ProgramWith(b, Options{}, path, args...)
 }
 
 // Options select what runs beside the program.
 type Options struct {
-	Timing *cpu.CPUPreset             // time every instruction
+	Timing *timing.Preset             // time every instruction
 	Setup  func(m *cpu.Machine) error // e.g. attach an SPE recorder
 	// Collect starts each run from a collected heap: the garbage of the
 	// machines before it (and of this one's set-up, e.g. an SPE unit's
@@ -36,8 +37,8 @@ type Options struct {
 	Collect bool
 }
 
-// Run is Program with options.
-func Run(b *testing.B, opt Options, path string, args ...string) {
+// ProgramWith is Program with options.
+func ProgramWith(b *testing.B, opt Options, path string, args ...string) {
 	b.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -77,7 +78,7 @@ func Run(b *testing.B, opt Options, path string, args ...string) {
 
 // newMachine loads the program for one run, timed with preset p unless
 // p is nil.
-func newMachine(b *testing.B, path string, data []byte, p *cpu.CPUPreset, out *bytes.Buffer, args []string) *cpu.Machine {
+func newMachine(b *testing.B, path string, data []byte, p *timing.Preset, out *bytes.Buffer, args []string) *cpu.Machine {
 	b.Helper()
 	m, err := NewMachine(path, data, p, out, args)
 	if err != nil {
@@ -88,13 +89,13 @@ func newMachine(b *testing.B, path string, data []byte, p *cpu.CPUPreset, out *b
 
 // NewMachine loads the ELF image data (from path) with argv path+args,
 // its standard output to out, timed with preset p unless p is nil.
-func NewMachine(path string, data []byte, p *cpu.CPUPreset, out io.Writer, args []string) (*cpu.Machine, error) {
+func NewMachine(path string, data []byte, p *timing.Preset, out io.Writer, args []string) (*cpu.Machine, error) {
 	m, err := linux.New(path, data, linux.Config{Args: append([]string{path}, args...), Stdout: out})
 	if err != nil {
 		return nil, err
 	}
 	if p != nil {
-		if err := m.EnableTiming(p); err != nil {
+		if _, err := timing.Enable(m, p); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +119,7 @@ var glibcTimed = []string{"sortsearch", "malloc"}
 // sampling every 4096 operations: compare the MIPS within one run. Each
 // run starts from a collected heap (Collect).
 func Timing(b *testing.B, config string, args map[string][]string) {
-	p, err := cpu.PresetByName(Preset)
+	p, err := timing.PresetByName(Preset)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,9 +141,11 @@ func Timing(b *testing.B, config string, args map[string][]string) {
 		if bin.Config.Glibc {
 			name = "glibc-" + name
 		}
-		b.Run("plain/"+name, func(b *testing.B) { Run(b, Options{Collect: true}, bin.Path, a...) })
-		b.Run("timed/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Collect: true}, bin.Path, a...) })
-		b.Run("spe4096/"+name, func(b *testing.B) { Run(b, Options{Timing: p, Setup: AttachSPE, Collect: true}, bin.Path, a...) })
+		b.Run("plain/"+name, func(b *testing.B) { ProgramWith(b, Options{Collect: true}, bin.Path, a...) })
+		b.Run("timed/"+name, func(b *testing.B) { ProgramWith(b, Options{Timing: p, Collect: true}, bin.Path, a...) })
+		b.Run("spe4096/"+name, func(b *testing.B) {
+			ProgramWith(b, Options{Timing: p, Setup: AttachSPE, Collect: true}, bin.Path, a...)
+		})
 	}
 }
 
@@ -189,7 +192,7 @@ func Model(b *testing.B, path string, args ...string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := cpu.PresetByName(Preset)
+	p, err := timing.PresetByName(Preset)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -200,19 +203,21 @@ func Model(b *testing.B, path string, args ...string) {
 	if _, err := m.Run(); err != nil {
 		b.Fatal(err)
 	}
-	shift := m.Timing.PCShift
+	shift := timing.Of(m).PCShift
 	gen := m.Mem.CodeGen
 	var insns uint64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		t := cpu.NewTiming(p)
+		t := timing.New(p)
 		t.PCShift = shift
 		gen++ // a code generation no summary was made under: all cold
-		t.CodeGen = gen
+		for _, batch := range rec.batches {
+			batch.CodeGen = gen
+		}
 		b.StartTimer()
 		for k, batch := range rec.batches {
-			t.Run(batch, rec.next[k], nil, nil)
+			t.TimeBatch(batch, rec.next[k], nil, nil)
 		}
 		insns += t.Stats.Insns
 	}

@@ -20,7 +20,7 @@ import (
 type LoggedAccess struct {
 	N    uint64 // index of the operation in the run, from 0
 	PC   uint64
-	EA   uint64 // Retired.EA: the address SPE samples
+	Addr uint64 // Retired.Addr: the address SPE samples
 	Info cpu.OpInfo
 	Code []byte // the instruction's bytes (up to 6; fewer at the end of a mapping)
 }
@@ -50,7 +50,7 @@ func (l *accessLogger) add(m *cpu.Machine, r cpu.Retired) {
 	for n := 6; n > 0 && code == nil; n-- {
 		code, _ = m.Mem.ReadBytes(r.PC, n)
 	}
-	l.ops = append(l.ops, LoggedAccess{N: l.n, PC: r.PC, EA: r.EA, Info: *r.Info, Code: append([]byte(nil), code...)})
+	l.ops = append(l.ops, LoggedAccess{N: l.n, PC: r.PC, Addr: r.Addr(), Info: *r.Info, Code: append([]byte(nil), code...)})
 }
 
 // loggedAccesses runs the program at path with the timing model on and
@@ -120,7 +120,7 @@ func (c *AddressCheck) CheckAll(t *testing.T, bins []programs.Binary) int {
 
 // Check runs the bundled program b under simrun and under qemu-user with
 // the memory trace plugin. For every operation with a data access, the
-// address simrun logs (Retired.EA, what SPE samples) must be the address
+// address simrun logs (Retired.Addr, what SPE samples) must be the address
 // of qemu's first access of the same dynamic instruction (same index in
 // the run, same pc). In the bundled programs that rule holds for every
 // instruction qemu shows accesses of, also where it makes several: pairs
@@ -199,8 +199,8 @@ func compareAccesses(ops []LoggedAccess, q []oracle.MemAccess, covered uint64, b
 			noAccess = append(noAccess, op)
 		case qa[0].PC != op.PC:
 			bad.add("instruction %d: simrun at %#x, qemu at %#x", op.N, op.PC, qa[0].PC)
-		case op.EA != qa[0].Addr:
-			bad.add("instruction %d at %#x (% x, %d-byte access): simrun logs %#x, qemu accessed %s", op.N, op.PC, op.Code, op.Info.Access, op.EA, fmtAccesses(qa))
+		case op.Addr != qa[0].Addr:
+			bad.add("instruction %d at %#x (% x, %d-byte access): simrun logs %#x, qemu accessed %s", op.N, op.PC, op.Code, op.Info.Access, op.Addr, fmtAccesses(qa))
 		default:
 			checked++
 		}
@@ -263,8 +263,8 @@ func (c *AddressCheck) checkByRegs(t *testing.T, b programs.Binary, opt oracle.O
 				report("instruction %d at %#x (% x, %s): %v", op.N, op.PC, op.Code, family, err)
 				continue
 			}
-			if addr != op.EA {
-				report("instruction %d at %#x (% x, %s): simrun logs %#x, qemu's registers give %#x", op.N, op.PC, op.Code, family, op.EA, addr)
+			if addr != op.Addr {
+				report("instruction %d at %#x (% x, %s): simrun logs %#x, qemu's registers give %#x", op.N, op.PC, op.Code, family, op.Addr, addr)
 				continue
 			}
 			c.ByRegs[family]++

@@ -13,9 +13,9 @@ import (
 func TestCompareAccesses(t *testing.T) {
 	info := cpu.OpInfo{Access: 8}
 	ops := []LoggedAccess{
-		{N: 2, PC: 0x100, EA: 0x5000, Info: info},
-		{N: 4, PC: 0x108, EA: 0x6000, Info: info},
-		{N: 7, PC: 0x110, EA: 0x7000, Info: info},
+		{N: 2, PC: 0x100, Addr: 0x5000, Info: info},
+		{N: 4, PC: 0x108, Addr: 0x6000, Info: info},
+		{N: 7, PC: 0x110, Addr: 0x7000, Info: info},
 	}
 	q := []oracle.MemAccess{
 		{N: 2, PC: 0x100, Addr: 0x5000, Size: 8},

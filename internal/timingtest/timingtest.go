@@ -15,6 +15,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/timing"
 )
 
 // DetailRecorder wants every 61st operation in detail and keeps what the
@@ -43,18 +44,19 @@ func (r *DetailRecorder) Retired(_ *cpu.Machine, b *cpu.Batch, want []int, d []c
 	r.seen += b.Len()
 }
 
-// Run runs the program at path timed with preset, with the block
+// Timed runs the program at path timed with preset, with the block
 // summaries off (noBlocks) or on, and with a DetailRecorder if detail; it
 // returns the statistics, the recorder and what the program printed.
-func Run(t *testing.T, path string, args []string, preset string, noBlocks, detail bool) (cpu.TimingStats, *DetailRecorder, string) {
+func Timed(t *testing.T, path string, args []string, preset string, noBlocks, detail bool) (timing.Stats, *DetailRecorder, string) {
 	t.Helper()
-	p, err := cpu.PresetByName(preset)
+	p, err := timing.PresetByName(preset)
 	require.NoError(t, err)
 	var out bytes.Buffer
 	m, err := linux.Load(path, linux.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
 	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
-	m.Timing.NoBlocks = noBlocks
+	tm, err := timing.Enable(m, p)
+	require.NoError(t, err)
+	tm.NoBlocks = noBlocks
 	rec := &DetailRecorder{}
 	if detail {
 		m.Consumers = append(m.Consumers, rec)
@@ -62,8 +64,8 @@ func Run(t *testing.T, path string, args []string, preset string, noBlocks, deta
 	exit, err := m.Run()
 	require.NoError(t, err)
 	require.Nil(t, exit.Fault)
-	require.Equal(t, m.Insns, m.Timing.Stats.Insns, "every retired instruction is timed")
-	return m.Timing.Stats, rec, out.String()
+	require.Equal(t, m.Insns, tm.Stats.Insns, "every retired instruction is timed")
+	return tm.Stats, rec, out.String()
 }
 
 // CheckExact runs the program with and without block summaries, with and
@@ -73,13 +75,13 @@ func Run(t *testing.T, path string, args []string, preset string, noBlocks, deta
 func CheckExact(t *testing.T, path string, args []string) {
 	t.Helper()
 	for _, preset := range []string{"neoverse-n1", "slow-memory"} {
-		ref, refRec, refOut := Run(t, path, args, preset, true, true)
-		got, gotRec, gotOut := Run(t, path, args, preset, false, true)
+		ref, refRec, refOut := Timed(t, path, args, preset, true, true)
+		got, gotRec, gotOut := Timed(t, path, args, preset, false, true)
 		require.Equal(t, ref, got, "%s: statistics", preset)
 		require.Equal(t, refRec.PCs, gotRec.PCs)
 		require.Equal(t, refRec.Details, gotRec.Details, "%s: details", preset)
 		require.Equal(t, refOut, gotOut)
-		plain, _, _ := Run(t, path, args, preset, false, false)
+		plain, _, _ := Timed(t, path, args, preset, false, false)
 		require.Equal(t, ref, plain, "%s: statistics without detail requests", preset)
 		require.NotZero(t, ref.L1DAccess)
 		require.NotZero(t, ref.Branches)
@@ -97,9 +99,9 @@ func CheckLoggedValuesSelfConsistentAll(t *testing.T, arch string, slowPath func
 // CheckLoggedValuesSelfConsistent is a self-consistency check of the
 // core's logging, not an oracle: the core's values come from its fast
 // path (stored inside the hot executor cases) or its slow path
-// (dynamicEA), and slowPath is the slow path again. It runs the program
-// one operation per batch and checks every logged value (Retired.EA of an
-// operation whose description LogsEA) against slowPath, which computes it
+// (dynamicValue), and slowPath is the slow path again. It runs the program
+// one operation per batch and checks every logged value (Retired.Value of an
+// operation whose description LogsValue) against slowPath, which computes it
 // from the machine stopped just before the operation runs. (That the
 // addresses are right is AddressCheck's job, against qemu's.) It then runs the program again in full
 // batches, where the core begins runs only where the flow changes, and
@@ -141,9 +143,10 @@ func timedProgram(t *testing.T, path string, args []string) *cpu.Machine {
 	var out bytes.Buffer
 	m, err := linux.Load(path, linux.Config{Args: append([]string{path}, args...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1})
 	require.NoError(t, err)
-	p, err := cpu.PresetByName("neoverse-n1")
+	p, err := timing.PresetByName("neoverse-n1")
 	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
+	_, err = timing.Enable(m, p)
+	require.NoError(t, err)
 	return m
 }
 
@@ -161,8 +164,8 @@ func (r *opRecorder) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTi
 
 func (r *opRecorder) add(op cpu.Retired) {
 	v := uint64(0)
-	if op.Info.LogsEA() {
-		v = op.EA
+	if op.Info.LogsValue() {
+		v = op.Value()
 	}
 	r.pcs, r.vals = append(r.pcs, op.PC), append(r.vals, v)
 }
@@ -185,8 +188,8 @@ func (v *valueChecker) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.Op
 	}
 	r := b.At(0)
 	require.Equal(v.t, v.pc, r.PC, "the batch holds the operation the slow path saw")
-	if r.Info.LogsEA() {
-		require.Equal(v.t, v.want, r.EA, "the logged value of the operation at %#x", r.PC)
+	if r.Info.LogsValue() {
+		require.Equal(v.t, v.want, r.Value(), "the logged value of the operation at %#x", r.PC)
 		v.checked++
 	}
 	v.ops.add(r)
@@ -199,14 +202,15 @@ func TimedImage(t *testing.T, img []byte) *cpu.Machine {
 	t.Helper()
 	m, err := linux.New("image", img, linux.Config{})
 	require.NoError(t, err)
-	p, err := cpu.PresetByName("neoverse-n1")
+	p, err := timing.PresetByName("neoverse-n1")
 	require.NoError(t, err)
-	require.NoError(t, m.EnableTiming(p))
+	_, err = timing.Enable(m, p)
+	require.NoError(t, err)
 	return m
 }
 
 // Paths counts the operations a random test stepped by the way each
-// logs its value: inside its own case or through dynamicEA.
+// logs its value: inside its own case or through dynamicValue.
 type Paths struct{ InCase, Slow int }
 
 // Add counts one operation.
@@ -222,7 +226,7 @@ func (p *Paths) Add(inCase bool) {
 func (p *Paths) RequireBoth(t *testing.T) {
 	t.Helper()
 	require.NotZero(t, p.InCase, "operations logging in their own case")
-	require.NotZero(t, p.Slow, "operations logging through dynamicEA")
+	require.NotZero(t, p.Slow, "operations logging through dynamicValue")
 }
 
 // StepValue empties log, has step run one operation and returns the value
@@ -246,7 +250,7 @@ func RequireCycles(t *testing.T, path string, want [3]uint64) {
 	t.Helper()
 	for i, preset := range Presets {
 		for _, noBlocks := range []bool{true, false} {
-			st, _, _ := Run(t, path, nil, preset, noBlocks, false)
+			st, _, _ := Timed(t, path, nil, preset, noBlocks, false)
 			require.Equal(t, want[i], st.Cycles, "%s (summaries off: %v): cycles", preset, noBlocks)
 		}
 	}

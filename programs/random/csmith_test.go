@@ -197,14 +197,14 @@ func compare(t *testing.T, bin string, c config, seed int) {
 	ctx, cancel := context.WithTimeout(context.Background(), qemuTimeout)
 	defer cancel()
 	opt.Slack = 1_000_000 // a simrun that loops for ever stops
-	res, err := difftest.Run(ctx, bin, opt)
+	res, err := difftest.Compare(ctx, bin, opt)
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Skipf("seed %d runs longer than %v under qemu", seed, qemuTimeout)
 	}
 	var mm *difftest.Mismatch
 	if errors.As(err, &mm) && res != nil {
 		opt.Lockstep = int(min(res.Insns+1, 20_000_000))
-		_, lerr := difftest.Run(context.Background(), bin, opt)
+		_, lerr := difftest.Compare(context.Background(), bin, opt)
 		t.Fatalf("seed %d %s (%s): %v\nlockstep over %d instructions: %v", seed, c.name, bin, err, opt.Lockstep, lerr)
 	}
 	if err != nil {

@@ -181,16 +181,16 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 }
 
 // describeSlot fills the timing description of a decoded slot. A slot
-// whose logged value Run does not store in the instruction's own case is
-// marked opLogged, its op kept in the description (CoreOp): Run then
-// logs it through dynamicEA, and no other instruction pays a test.
+// whose logged value Execute does not store in the instruction's own case is
+// marked opLogged, its op kept in the description (CoreOp): Execute then
+// logs it through dynamicValue, and no other instruction pays a test.
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
 	if in.op == opLogged { // described already
 		return info
 	}
 	*info = describe(in)
-	if info.LogsEA() && !loggedInCase(in.op) {
+	if info.LogsValue() && !loggedInCase(in.op) {
 		info.CoreOp, in.op = uint16(in.op), opLogged
 	}
 	return info
@@ -253,7 +253,7 @@ var condHolds = func() (t [16]uint16) {
 
 func (c *Core) cond(cc uint8) bool { return condHolds[cc&15]>>c.nzcv&1 != 0 }
 
-// condLogged is cond for the n-th operation of a Run that logs whether
+// condLogged is cond for the n-th operation of an Execute that logs whether
 // its condition held (loggedInCase): 1 or 0 goes into its value.
 func (c *Core) condLogged(cc uint8, n uint64) bool {
 	v := condHolds[cc&15] >> c.nzcv & 1

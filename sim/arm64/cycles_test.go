@@ -15,7 +15,7 @@ import (
 
 // TestHandDerivedCycles times small instruction sequences on every preset
 // and compares the cycle count with one derived by hand from the model's
-// rules (sim/cpu/timing.go), not from the model itself:
+// rules (sim/timing/model.go), not from the model itself:
 //
 //   - one operation dispatches per cycle; it issues when the cycle has
 //     come and its source registers are ready; its results are ready
@@ -28,7 +28,13 @@ import (
 //     store buffer (slow-memory);
 //   - a mispredicted branch makes the next operation dispatch Mispred
 //     cycles after the branch completes; the bimodal counters start at
-//     "strongly not taken";
+//     "strongly not taken"; an indirect branch mispredicts unless the
+//     target buffer holds it with this target (it starts empty); a
+//     return mispredicts unless the top of the return stack, which calls
+//     push, is its target; direct jumps and calls never mispredict;
+//   - the caches are set-associative with least-recently-used
+//     replacement (sets = Size/Line/Ways, the set of an address is
+//     (addr/Line) mod sets); a miss fills every level it missed;
 //   - the run's cycles are the dispatch cycle after the last operation,
 //     which is the exit sequence "mov x8, #94; svc #0": the mov issues at
 //     cycle c and the svc, which reads x8 (and x0-x2, ready here), at c+1,
@@ -37,6 +43,7 @@ import (
 // Each case's want is written out per preset (N1, V2, slow) next to the
 // arithmetic that gives it.
 func TestHandDerivedCycles(t *testing.T) {
+	const dataBase = 0x500000 // a zeroed data segment of 320 KiB
 	const (
 		addX4X5    = 0x910004a4 // add x4, x5, #1
 		addX4X4    = 0x91000484 // add x4, x4, #1
@@ -61,6 +68,17 @@ func TestHandDerivedCycles(t *testing.T) {
 		fmulD4D4D4 = 0x1e640884 // fmul d4, d4, d4
 		fdivD4D4D5 = 0x1e651884 // fdiv d4, d4, d5
 		faddD7D4D4 = 0x1e642887 // fadd d7, d4, d4
+		addV0V0V0  = 0x4ee08400 // add v0.2d, v0.2d, v0.2d
+		adrX5P16   = 0x10000085 // adr x5, .+16
+		adrX30P12  = 0x1000007e // adr x30, .+12
+		blrX5      = 0xd63f00a0 // blr x5
+		bP12       = 0x14000003 // b .+12
+		ret        = 0xd65f03c0
+		ldrX4X10   = 0xf9400144 // ldr x4, [x10]
+		ldrX4X11   = 0xf9400164 // ldr x4, [x11]
+		ldrX4X12   = 0xf9400184 // ldr x4, [x12]
+		ldrX4X13   = 0xf94001a4 // ldr x4, [x13]
+		ldrX4X14   = 0xf94001c4 // ldr x4, [x14]
 	)
 	rep := func(n int, w uint32) []uint32 {
 		ws := make([]uint32, n)
@@ -77,6 +95,9 @@ func TestHandDerivedCycles(t *testing.T) {
 		return ws
 	}
 	one := func(ws ...uint32) []uint32 { return ws }
+	// movz x10..x14, #0x50..#0x54, lsl #16: x10+k = 0x500000 + k*64 KiB,
+	// five lines of the data segment (dataBase) 64 KiB apart.
+	movzBases := one(0xd2a00a0a, 0xd2a00a2b, 0xd2a00a4c, 0xd2a00a6d, 0xd2a00a8e)
 	for _, tc := range []struct {
 		name string
 		code []uint32
@@ -124,11 +145,41 @@ func TestHandDerivedCycles(t *testing.T) {
 		// issues at 0, F, 2F, 2F+FD; total 2F+FD+3 with F = 3, 2, 6 and
 		// FD = 10, 10, 30.
 		{"fp chain", one(faddD4D5D6, fmulD4D4D4, fdivD4D4D5, faddD7D4D4), [3]uint64{19, 17, 45}},
+		// Vector adds in a chain (Lat[SIMD] = S): issues at 0, S, 2S,
+		// 3S; total 3S+3 with S = 3, 2, 6.
+		{"simd chain", rep(4, addV0V0V0), [3]uint64{12, 9, 21}},
+		// A call through a register the target buffer does not hold
+		// (cold: mispredicted) and the return the return stack predicts:
+		// adr at 0 (x5 ready at 1); blr issues at 1, completes at 2, the
+		// next dispatches at 2+M; ret (x30 ready at 2) issues at 2+M,
+		// predicted; b (direct, never mispredicted) at 3+M; so c = 4+M
+		// and the total is 6+M with M = 11, 12, 20.
+		{"indirect call, predicted return", one(adrX5P16, blrX5, bP12, nop, ret), [3]uint64{17, 18, 26}},
+		// A return with the return stack empty mispredicts: adr x30 at 0,
+		// ret issues at 1 and completes at 2, the next dispatches at 2+M:
+		// total 4+M (the nop is jumped over).
+		{"return, empty return stack", one(adrX30P12, ret, nop), [3]uint64{15, 16, 24}},
+		// Five loads 64 KiB apart fall in one L1D set on every preset (N1
+		// and V2: 256 sets of 64-byte lines, 4 ways; slow: 32 sets, 2
+		// ways), so the fifth evicts the first, least recently used. In
+		// the L2 the first line survives on N1 (2048 sets: lines 0, 2
+		// and 4 share one of 8 ways) and V2 (4096 sets); slow-memory's L2
+		// (128 sets, 4 ways) loses it too, its LLC (512 sets, 8 ways)
+		// keeps it. The loads do not wait for each other (no register
+		// they write is read before the last): movz at 0-4, loads at
+		// 5-10, the reload of the first line at 10 with the TLB holding
+		// its page, the add waiting for it at 10+L; total 13+L with
+		//   N1: L = TLB 1 + L2 11 = 12: 25
+		//   V2: L = TLB 1 + L2 12 = 13: 26
+		//   slow: L = TLB 2 + LLC 120 = 122: 135
+		{"L1D eviction, reload from L2 or LLC", cat(movzBases, one(ldrX4X10, ldrX4X11, ldrX4X12, ldrX4X13, ldrX4X14, ldrX4X10, addX9X4)),
+			[3]uint64{25, 26, 135}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code := elftest.Words(binary.LittleEndian, cat(tc.code, one(0xd2800bc8, 0xd4000001))...) // mov x8, #94; svc #0
 			f := &elftest.File{Machine: elf.EM_AARCH64, Entry: 0x400000, Segments: []elftest.Segment{
-				{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_X}}}
+				{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_X},
+				{Vaddr: dataBase, Data: []byte{0}, Memsz: 5 << 16, Flags: elf.PF_R | elf.PF_W}}}
 			path := filepath.Join(t.TempDir(), "seq")
 			require.NoError(t, os.WriteFile(path, f.Bytes(), 0o755))
 			timingtest.RequireCycles(t, path, tc.want)

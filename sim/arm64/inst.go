@@ -258,9 +258,9 @@ const (
 	opPAuthLdr // ldraa, ldrab
 	opPAuthBr  // braa, blraa, retaa and the B-key and zero-modifier forms
 
-	// opLogged marks a slot whose logged value comes from dynamicEA
+	// opLogged marks a slot whose logged value comes from dynamicValue
 	// before the instruction runs; the instruction's own op is its
-	// description's CoreOp (Core.describeSlot, Core.Run).
+	// description's CoreOp (Core.describeSlot, Core.Execute).
 	opLogged
 	numOps
 )

@@ -14,13 +14,13 @@ import (
 )
 
 // Self-consistency tests of the logged values: the core logs them on a
-// fast path (inside the hot executor cases) or a slow one (dynamicEA), and
+// fast path (inside the hot executor cases) or a slow one (dynamicValue), and
 // these tests check the fast path against the slow one. They are not an
 // oracle for the addresses: TestAddressesAgainstQemu (qemuea_test.go)
 // compares those with the ones qemu-user computes.
 
 // slowPathEA is the value the log must hold for the operation at the
-// stopped machine's pc: dynamicEA of its freshly decoded instruction.
+// stopped machine's pc: dynamicValue of its freshly decoded instruction.
 func slowPathEA(m *cpu.Machine) uint64 {
 	c := m.Core.(*Core)
 	b, err := m.Mem.ReadBytes(c.pc, 4)
@@ -29,12 +29,12 @@ func slowPathEA(m *cpu.Machine) uint64 {
 	}
 	in := decode(binary.LittleEndian.Uint32(b), c.pc)
 	info := describe(&in)
-	return c.dynamicEA(&in, &info)
+	return c.dynamicValue(&in, &info)
 }
 
-// TestLoggedValuesSelfConsistentPrograms: every value Run logs in the
-// bundled programs (stored inside the hot cases or got from dynamicEA) is
-// dynamicEA's before the operation ran.
+// TestLoggedValuesSelfConsistentPrograms: every value Execute logs in the
+// bundled programs (stored inside the hot cases or got from dynamicValue) is
+// dynamicValue's before the operation ran.
 func TestLoggedValuesSelfConsistentPrograms(t *testing.T) {
 	timingtest.CheckLoggedValuesSelfConsistentAll(t, "arm64", slowPathEA)
 }
@@ -65,7 +65,7 @@ func TestLoggedValuesSelfConsistentRandom(t *testing.T) {
 		pc := uint64(0x400000 + 4*i)
 		in := decode(w, pc)
 		info := describe(&in)
-		if !info.LogsEA() || in.op == opUndef {
+		if !info.LogsValue() || in.op == opUndef {
 			continue
 		}
 		for r := range c.x[:33] {
@@ -74,8 +74,8 @@ func TestLoggedValuesSelfConsistentRandom(t *testing.T) {
 		c.x[rZR] = 0
 		c.nzcv = rng.Uint32() & 15
 		c.pc = pc
-		want := c.dynamicEA(&in, &info)
-		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
+		want := c.dynamicValue(&in, &info)
+		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Execute(1) })
 		require.Equal(t, want, got, "%#08x (op %v) at %#x: logged value", w, in.op, pc)
 		paths.Add(loggedInCase(in.op))
 	}

@@ -53,7 +53,7 @@ func needsAbsentFeature(in arm64asm.Inst) bool {
 }
 
 // ldst executes the generic single-register load/store, the n-th
-// operation of the core's Run (it logs the address).
+// operation of the core's Execute (it logs the address).
 func (c *Core) ldst(in *inst, n uint64) bool {
 	x := &c.x
 	var addr uint64
@@ -146,7 +146,7 @@ func (c *Core) ldst(in *inst, n uint64) bool {
 }
 
 // ldstPair executes the generic ldp/stp forms, the n-th operation of the
-// core's Run (it logs the address).
+// core's Execute (it logs the address).
 func (c *Core) ldstPair(in *inst, n uint64) bool {
 	x := &c.x
 	addr := x[in.rn]

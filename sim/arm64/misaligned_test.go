@@ -10,6 +10,7 @@ import (
 	"simrun/internal/elftest"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/timing"
 )
 
 // TestBranchToMisalignedPC: a register branch to an address that is not a
@@ -25,9 +26,10 @@ func TestBranchToMisalignedPC(t *testing.T) {
 		m, err := linux.New("misaligned", elftest.Code(elf.EM_AARCH64, binary.LittleEndian, code, nil), linux.Config{MaxInsns: 100})
 		require.NoError(t, err)
 		if timed {
-			p, err := cpu.PresetByName("neoverse-n1")
+			p, err := timing.PresetByName("neoverse-n1")
 			require.NoError(t, err)
-			require.NoError(t, m.EnableTiming(p))
+			_, err = timing.Enable(m, p)
+			require.NoError(t, err)
 		}
 		exit, err := m.Run()
 		require.NoError(t, err)

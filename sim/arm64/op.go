@@ -360,10 +360,10 @@ func describe(in *inst) cpu.OpInfo {
 	return o
 }
 
-// loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
+// loggedInCase reports whether Execute stores the logged value (cpu.OpInfo.Logged)
 // of op o inside o's own case, where the address is in a register anyway:
 // the hot loads, stores, calls and conditional selects and compares. Every other op that logs one goes
-// through dynamicEA before it executes (its slot is marked opLogged).
+// through dynamicValue before it executes (its slot is marked opLogged).
 func loggedInCase(o op) bool {
 	switch o {
 	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre,
@@ -375,10 +375,10 @@ func loggedInCase(o op) bool {
 	return false
 }
 
-// dynamicEA is the data address of a load/store in the current state, for
+// dynamicValue is the data address of a load/store in the current state, for
 // conditional non-branch operations 1 if the condition holds, and for
 // calls and indirect branches the stack pointer (see cpu.Retired).
-func (c *Core) dynamicEA(in *inst, info *cpu.OpInfo) uint64 {
+func (c *Core) dynamicValue(in *inst, info *cpu.OpInfo) uint64 {
 	x := &c.x
 	switch in.op {
 	case opLdrXo, opLdrWo, opLdrBo, opStrXo, opStrWo, opStrBo, opLdpXo, opLdpXpre, opStpXo, opStpXpre:
@@ -509,7 +509,7 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		}
 		return true
 	}
-	ea := c.dynamicEA(in, info)
+	ea := c.dynamicValue(in, info)
 	switch {
 	case info.Access != 0:
 		op.VA = ea

@@ -33,7 +33,7 @@ func TestQemuDifferential(t *testing.T) {
 		b := b
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
 			t.Parallel()
-			res, err := difftest.Run(context.Background(), b.Path, difftest.Options{Args: b.Args, Lockstep: lockstepInsns, FP: true, CPU: b.Config.QemuCPU()})
+			res, err := difftest.Compare(context.Background(), b.Path, difftest.Options{Args: b.Args, Lockstep: lockstepInsns, FP: true, CPU: b.Config.QemuCPU()})
 			require.NoError(t, err)
 			t.Logf("%d instructions, %d compared in lockstep, %d host values adopted", res.Insns, res.Compared, res.Adopted)
 			require.Equal(t, min(res.Insns, lockstepInsns), res.Compared)
@@ -63,7 +63,7 @@ func TestQemuStaticPIE(t *testing.T) {
 		{Vaddr: 0x12000, Data: make([]byte, 16), Memsz: 0x3000, Flags: elf.PF_R | elf.PF_W}}}
 	path := filepath.Join(t.TempDir(), "pie")
 	require.NoError(t, os.WriteFile(path, f.Bytes(), 0o755))
-	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 100})
+	res, err := difftest.Compare(context.Background(), path, difftest.Options{Lockstep: 100})
 	require.NoError(t, err)
 	require.Equal(t, uint64(5), res.Compared)
 }

@@ -6,7 +6,7 @@ import (
 	"simrun/sim/cpu"
 )
 
-// Run executes up to budget instructions. The hot loop keeps pc and the
+// Execute executes up to budget instructions (cpu.Core). The hot loop keeps pc and the
 // current code page in locals; every case either falls through to the
 // common "next instruction" tail, or sets pc itself and continues (a
 // branch not taken) or goes to taken (a branch taken).
@@ -15,7 +15,7 @@ import (
 // branch's target, nowhere else: an instruction that goes on to the next
 // pays nothing for the log, and one whose value the log needs beyond its
 // own case has its slot marked opLogged (describeSlot).
-func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
+func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 	x := &c.x
 	mem := c.mem
 	log := c.log
@@ -673,7 +673,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
 	info := &pageInfos(page)[(pc&cpu.PageMask)>>2]
 	c.logged = decoded(in, info)
-	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info)
+	c.vals[n&cpu.ValMask] = c.dynamicValue(&c.logged, info)
 	return &c.logged
 }
 
@@ -779,7 +779,7 @@ func (c *Core) logicalShifted(in *inst, sf bool) {
 	}
 }
 
-// condCompare executes ccmp/ccmn, the n-th operation of this Run.
+// condCompare executes ccmp/ccmn, the n-th operation of this Execute.
 func (c *Core) condCompare(in *inst, n uint64) {
 	if !c.condLogged(in.a, n) {
 		c.nzcv = uint32(in.b)

@@ -49,7 +49,7 @@ func TestBlockTimingSelfModifying(t *testing.T) {
 		{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_W | elf.PF_X}}}
 	path := filepath.Join(t.TempDir(), "smc")
 	require.NoError(t, os.WriteFile(path, f.Bytes(), 0o755))
-	ref, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", true, false)
-	got, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", false, false)
+	ref, _, _ := timingtest.Timed(t, path, nil, "neoverse-n1", true, false)
+	got, _, _ := timingtest.Timed(t, path, nil, "neoverse-n1", false, false)
 	require.Equal(t, ref, got)
 }

@@ -1,6 +1,8 @@
 // Package cpu is the architecture-neutral machine: guest memory, ELF
 // loading, the Linux user ABI (initial stack, syscalls), the run loop, the
-// Arch and Core interfaces, retired-op records and typed faults.
+// Arch and Core interfaces, retired-op records and typed faults. The
+// timing model is sim/timing: the machine sees it as a Timer and hands
+// it the log of retired operations (Batch) the cores write.
 //
 // An architecture package (sim/arm64, sim/s390x) registers an *Arch
 // describing its ABI facts and a constructor for its Core. Everything here
@@ -109,10 +111,10 @@ func archNames() string {
 
 // Core is one simulated CPU.
 type Core interface {
-	// Run executes at most budget instructions and reports how many retired
-	// and why it stopped. A syscall instruction retires before Run returns
+	// Execute executes at most budget instructions and reports how many retired
+	// and why it stopped. A syscall instruction retires before Execute returns
 	// StopSyscall; a faulting instruction does not retire.
-	Run(budget uint64) (retired uint64, stop Stop)
+	Execute(budget uint64) (retired uint64, stop Stop)
 	PC() uint64
 	SetPC(pc uint64)
 	// SetStack sets the stack pointer for process start.
@@ -136,7 +138,7 @@ type GPRWriter interface {
 	SetGPR(i int, v uint64)
 }
 
-// StopKind says why Core.Run returned.
+// StopKind says why Core.Execute returned.
 type StopKind uint8
 
 const (
@@ -145,7 +147,7 @@ const (
 	StopFault                   // an instruction faulted (Stop.Fault)
 )
 
-// Stop is the reason Core.Run returned.
+// Stop is the reason Core.Execute returned.
 type Stop struct {
 	Kind  StopKind
 	Fault *Fault

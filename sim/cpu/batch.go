@@ -2,7 +2,7 @@ package cpu
 
 import "sort"
 
-// Batch is the log of the operations one core Run retired, as the core
+// Batch is the log of the operations one Core.Execute retired, as the core
 // writes it: cheaply, one entry per straight-line run of operations and
 // one value per operation, not one record per operation.
 //
@@ -12,23 +12,29 @@ import "sort"
 // The operations of a run sit at consecutive addresses on one code page,
 // so their descriptions follow one another in the page's Infos: op k+1's
 // is Size>>Shift entries after op k's. A core begins a run where it
-// enters a page (a new page, or the first of a core Run), at a taken
+// enters a page (a new page, or the first of a Core.Execute), at a taken
 // branch's target and around an s390x EXECUTE's target (whose
 // description is not its address's): only where the flow changes, never
 // per operation. The timing model walks runs directly; consumers that
 // want one record per operation get them from At or Ops.
 type Batch struct {
 	Runs []Run
-	// Vals[k] is op k's dynamic value (Retired.EA) when its description
-	// LogsEA; other entries are left as the core wrote them. It is the
+	// Vals[k] is op k's logged value (see Logged) when its description
+	// LogsValue; other entries are left as the core wrote them. It is the
 	// core's own array of LogBatch values (Logger.SetLog puts it here).
 	Vals []uint64
 	// Shift is log2 of the bytes per Infos entry (the instruction
 	// alignment).
 	Shift uint
-	n     int
-	ops   []Retired // Ops' expansion (valid while expanded)
-	done  bool
+	// CodeGen is the memory's code generation (Memory.CodeGen) when the
+	// batch began: the timing model rebuilds summaries made under
+	// another. (A write over code that executed earlier in the same batch
+	// changes that operation's description under the log; not modelled:
+	// the batch is timed with the new one.)
+	CodeGen uint64
+	n       int
+	ops     []Retired // Ops' expansion (valid while expanded)
+	done    bool
 }
 
 // Run is a straight-line stretch of a Batch.
@@ -51,10 +57,10 @@ const LogBatch = 4096
 // ValMask keeps a logged value's index inside a core's array of them.
 const ValMask = LogBatch - 1
 
-// newBatch returns an empty batch with room for n values. Runs starts
+// NewBatch returns an empty batch with room for n values. Runs starts
 // small (a large allocation per machine costs fresh pages) and grows to
 // what the program needs.
-func newBatch(n int, shift uint) *Batch {
+func NewBatch(n int, shift uint) *Batch {
 	return &Batch{Runs: make([]Run, 0, 64), Vals: make([]uint64, n), Shift: shift}
 }
 
@@ -78,14 +84,14 @@ func (b *Batch) grow() {
 	b.Runs = append(make([]Run, 0, 2*cap(b.Runs)+64), b.Runs...)
 }
 
-// reset empties the batch for the next Run.
+// reset empties the batch for the next Core.Execute.
 func (b *Batch) reset() {
 	b.Runs, b.n, b.done = b.Runs[:0], 0, false
 }
 
-// finish closes the batch at n retired operations: a run begun for an
+// Finish closes the batch at n retired operations: a run begun for an
 // operation that faulted (and so did not retire) is dropped.
-func (b *Batch) finish(n int) {
+func (b *Batch) Finish(n int) {
 	for k := len(b.Runs); k > 0 && int(b.Runs[k-1].Start) >= n; k-- {
 		b.Runs = b.Runs[:k-1]
 	}
@@ -95,29 +101,21 @@ func (b *Batch) finish(n int) {
 // Len is the number of operations in the batch.
 func (b *Batch) Len() int { return b.n }
 
-// end is the index after run r's last operation.
-func (b *Batch) end(r int) int {
+// RunEnd is the index after run r's last operation.
+func (b *Batch) RunEnd(r int) int {
 	if r+1 < len(b.Runs) {
 		return int(b.Runs[r+1].Start)
 	}
 	return b.n
 }
 
-// nextPC is the pc after run r: the next run's, or after the last, next.
-func (b *Batch) nextPC(r int, next uint64) uint64 {
+// RunNext is the pc after run r: the next run's, or after the last, next.
+func (b *Batch) RunNext(r int, next uint64) uint64 {
 	if r+1 < len(b.Runs) {
 		return b.Runs[r+1].PC
 	}
 	return next
 }
-
-// step is the Infos entries an operation described by in spans.
-func (b *Batch) step(in *OpInfo) int { return infoSlots(in, b.Shift) }
-
-// infoSlots is the Infos entries an operation of in's size spans when
-// there is one entry per 1<<shift bytes (at least 1: a walk always moves
-// on).
-func infoSlots(in *OpInfo, shift uint) int { return max(int(in.Size)>>shift, 1) }
 
 // At returns operation i.
 func (b *Batch) At(i int) Retired {
@@ -129,16 +127,16 @@ func (b *Batch) At(i int) Retired {
 	infos, pc := run.Infos, run.PC
 	for k := int(run.Start); k < i; k++ {
 		pc += uint64(infos[0].Size)
-		infos = infos[b.step(&infos[0]):]
+		infos = infos[infos[0].Slots(b.Shift):]
 	}
-	return b.retired(&infos[0], pc, i)
+	return b.Record(&infos[0], pc, i)
 }
 
-// retired is the record of operation i, described by in, at pc.
-func (b *Batch) retired(in *OpInfo, pc uint64, i int) Retired {
+// Record is the record of operation i, described by in, at pc.
+func (b *Batch) Record(in *OpInfo, pc uint64, i int) Retired {
 	r := Retired{Info: in, PC: pc}
-	if in.LogsEA() {
-		r.EA = b.Vals[i]
+	if in.LogsValue() {
+		r.val = b.Vals[i]
 	}
 	return r
 }
@@ -153,12 +151,12 @@ func (b *Batch) Ops() []Retired {
 	for r := range b.Runs {
 		run := &b.Runs[r]
 		infos, pc := run.Infos, run.PC
-		for i := int(run.Start); i < b.end(r); i++ {
+		for i := int(run.Start); i < b.RunEnd(r); i++ {
 			in := &infos[0]
-			b.ops = append(b.ops, b.retired(in, pc, i))
+			b.ops = append(b.ops, b.Record(in, pc, i))
 			pc += uint64(in.Size)
-			if i+1 < b.end(r) {
-				infos = infos[b.step(in):]
+			if i+1 < b.RunEnd(r) {
+				infos = infos[in.Slots(b.Shift):]
 			}
 		}
 	}
@@ -168,17 +166,17 @@ func (b *Batch) Ops() []Retired {
 
 // Clone returns a copy of the batch that later batches do not overwrite.
 func (b *Batch) Clone() *Batch {
-	return &Batch{Runs: append([]Run(nil), b.Runs...), Vals: append([]uint64(nil), b.Vals[:b.n]...), Shift: b.Shift, n: b.n}
+	return &Batch{Runs: append([]Run(nil), b.Runs...), Vals: append([]uint64(nil), b.Vals[:b.n]...), Shift: b.Shift, CodeGen: b.CodeGen, n: b.n}
 }
 
 // BatchOf makes a batch of hand-built operations (for tests and
 // tools): each is a run of its own, described by a copy of its Info.
 func BatchOf(ops []Retired, shift uint) *Batch {
-	b := newBatch(len(ops), shift)
+	b := NewBatch(len(ops), shift)
 	for i := range ops {
 		o := &ops[i]
 		b.Runs = append(b.Runs, Run{Infos: []OpInfo{*o.Info}, PC: o.PC, Start: uint32(i)})
-		b.Vals[i] = o.EA
+		b.Vals[i] = o.val
 	}
 	b.n = len(ops)
 	return b

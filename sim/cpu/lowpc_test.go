@@ -30,8 +30,8 @@ var lowPCPrograms = []struct {
 	}, nil)},
 }
 
-// TestRunFromLowPC: a core Run that starts at an address in the first
-// page (a call through a null pointer as the last operation of the Run
+// TestRunFromLowPC: a Core.Execute that starts at an address in the first
+// page (a call through a null pointer as the last operation of the Execute
 // before) raises the fetch fault there, like any unmapped address.
 func TestRunFromLowPC(t *testing.T) {
 	for _, p := range lowPCPrograms {
@@ -39,7 +39,7 @@ func TestRunFromLowPC(t *testing.T) {
 			m, err := linux.New(p.name, p.img, linux.Config{})
 			require.NoError(t, err)
 			m.Core.SetPC(pc)
-			n, stop := m.Core.Run(10)
+			n, stop := m.Core.Execute(10)
 			require.Equal(t, uint64(0), n, "%s pc %#x", p.name, pc)
 			require.Equal(t, cpu.StopFault, stop.Kind, "%s pc %#x", p.name, pc)
 			require.Equal(t, pc, stop.Fault.PC, "%s pc %#x", p.name, pc)

@@ -62,9 +62,9 @@ type Machine struct {
 	// Per-instruction observer (tracing); nil costs nothing.
 	Observer func(m *Machine) error
 
-	// Timing is the timing model (nil: off); Consumers see every retired
-	// operation with its timing.
-	Timing    *Timing
+	// Timing is the timing model (nil: off; sim/timing.Enable turns it
+	// on); Consumers see every retired operation with its timing.
+	Timing    Timer
 	Consumers []RetireConsumer
 	log       *Batch
 	times     []OpTiming // details for the consumers, reused
@@ -270,7 +270,7 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 	if m.log != nil {
 		m.log.reset()
 	}
-	n, stop := m.Core.Run(budget)
+	n, stop := m.Core.Execute(budget)
 	m.Insns += n
 	if m.log != nil {
 		m.retire(n)
@@ -372,18 +372,31 @@ type PreSampler interface {
 // model (and SPE) cannot run on it.
 var ErrNoTiming = errors.New("no timing model support yet")
 
-// EnableTiming turns the timing model on with preset p. The core logs
-// what it retires; after each batch the model times it and the consumers
-// see it, so the model is never more than one batch behind the core.
-func (m *Machine) EnableTiming(p *CPUPreset) error {
+// Timer is a timing model as the machine drives it (sim/timing.Model):
+// it times each batch of retired operations and keeps the clock.
+type Timer interface {
+	// TimeBatch times batch b; next is the pc after its last operation.
+	// For the operations whose indices are in want (ascending) it fills
+	// out[k] with the details.
+	TimeBatch(b *Batch, next uint64, want []int, out []OpTiming)
+	// Cycle is the current cycle; Nanos converts cycles to virtual
+	// nanoseconds.
+	Cycle() uint64
+	Nanos(cycles uint64) uint64
+}
+
+// EnableTiming turns the timing model t on (sim/timing.Enable makes one
+// and calls this). The core logs what it retires; after each batch t
+// times it and the consumers see it, so the model is never more than one
+// batch behind the core.
+func (m *Machine) EnableTiming(t Timer) error {
 	l, ok := m.Core.(Logger)
 	if !ok {
 		return fmt.Errorf("the %s core: %w", m.Arch.Name, ErrNoTiming)
 	}
-	m.Timing = NewTiming(p)
-	m.Timing.CodeGen = m.Mem.CodeGen
-	m.Timing.PCShift = uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))
-	m.log = newBatch(0, m.Timing.PCShift) // SetLog gives it the core's Vals
+	m.Timing = t
+	m.log = NewBatch(0, uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))) // SetLog gives it the core's Vals
+	m.log.CodeGen = m.Mem.CodeGen
 	l.SetLog(m.log)
 	return nil
 }
@@ -398,12 +411,12 @@ func (m *Machine) StopTiming() {
 	m.Core.(Logger).SetLog(nil)
 }
 
-// retire times the operations logged by the last Run (of which n retired;
+// retire times the operations logged by the last Core.Execute (of which n retired;
 // a faulting instruction is logged but does not retire), hands them to
 // the consumers and empties the log.
 func (m *Machine) retire(n uint64) {
 	b := m.log
-	b.finish(int(n))
+	b.Finish(int(n))
 	if n == 0 {
 		return
 	}
@@ -418,8 +431,8 @@ func (m *Machine) retire(n uint64) {
 		m.times = make([]OpTiming, len(want))
 	}
 	details := m.times[:len(want)]
-	m.Timing.Run(b, m.Core.PC(), want, details)
-	m.Timing.CodeGen = m.Mem.CodeGen // what the next batch starts from
+	m.Timing.TimeBatch(b, m.Core.PC(), want, details)
+	b.CodeGen = m.Mem.CodeGen // what the next batch starts from
 	for _, c := range m.Consumers {
 		c.Retired(m, b, want, details)
 	}

@@ -12,6 +12,7 @@ import (
 	"simrun/internal/elftest"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/timing"
 )
 
 // TestRequestStop: a guest looping without syscalls stops at an
@@ -25,9 +26,10 @@ func TestRequestStop(t *testing.T) {
 		m, err := linux.New("loop", loop, linux.Config{})
 		require.NoError(t, err)
 		if timed {
-			p, err := cpu.PresetByName("neoverse-n1")
+			p, err := timing.PresetByName("neoverse-n1")
 			require.NoError(t, err)
-			require.NoError(t, m.EnableTiming(p))
+			_, err = timing.Enable(m, p)
+			require.NoError(t, err)
 		}
 		go func() {
 			time.Sleep(20 * time.Millisecond)

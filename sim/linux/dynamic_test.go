@@ -60,7 +60,7 @@ func TestQemuDynamicPrograms(t *testing.T) {
 				compareOutput(t, b, args, sysroot, qdir, sdir)
 				return
 			}
-			res, err := difftest.Run(context.Background(), b.Path, difftest.Options{
+			res, err := difftest.Compare(context.Background(), b.Path, difftest.Options{
 				Args: args, Lockstep: lockstep, FP: true, CPU: b.Config.QemuCPU(), Sysroot: sysroot, Dir: qdir, SimDir: sdir})
 			require.NoError(t, err)
 			t.Logf("%d instructions, %d compared in lockstep, %d host values adopted", res.Insns, res.Compared, res.Adopted)

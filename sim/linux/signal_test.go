@@ -41,7 +41,7 @@ func TestQemuSignalPrograms(t *testing.T) {
 			if n, ok := partLockstep[b.Name]; ok {
 				lockstep, whole = n, false
 			}
-			res, err := difftest.Run(context.Background(), b.Path, difftest.Options{
+			res, err := difftest.Compare(context.Background(), b.Path, difftest.Options{
 				Lockstep: lockstep, FP: true, CPU: b.Config.QemuCPU()})
 			require.NoError(t, err)
 			t.Logf("%d instructions, %d compared in lockstep, status %d, %s", res.Insns, res.Compared, res.Status, res.Fault)

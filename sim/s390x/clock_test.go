@@ -10,6 +10,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/timing"
 )
 
 // TestTODEpochs derives the clock's epochs from the calendar: the TOD
@@ -89,14 +90,15 @@ func TestECAG(t *testing.T) {
 // time as the machine shows after the instructions before it, run on
 // their own.
 func TestStoreClockTiming(t *testing.T) {
-	p, err := cpu.PresetByName("neoverse-n1")
+	p, err := timing.PresetByName("neoverse-n1")
 	require.NoError(t, err)
 	// lghi %r1,1000; 0: ahi %r3,1; brct %r1,0b; stck 0(%r2)
 	code := mustHex("a71903e8", "a73a0001", "a716fffe", "b2052000", "0af8")
 	run := func(n uint64) (*cpu.Machine, *Core) {
 		m, err := linux.New("unit", prog(code, make([]byte, 4096)), linux.Config{})
 		require.NoError(t, err)
-		require.NoError(t, m.EnableTiming(p))
+		_, err = timing.Enable(m, p)
+		require.NoError(t, err)
 		c := m.Core.(*Core)
 		c.r[2] = dataAddr
 		if n == 0 {

@@ -35,7 +35,7 @@ type Core struct {
 	logged inst // the instruction of a marked slot (logValue)
 
 	// exInst is the decoded target of an ex/exrl whose own retirement used
-	// up Run's budget; exPending says the next Run starts with it.
+	// up Execute's budget; exPending says the next Execute starts with it.
 	exInst    inst
 	exPending bool
 	// exInfos describes the executed targets for the timing log, per ex
@@ -170,9 +170,9 @@ func (c *Core) decodeAt(p *codePage, pc uint64) (stale bool, f *cpu.Fault) {
 }
 
 // describeSlot fills the timing description of a decoded slot. A slot
-// whose logged value (a data address or a condition) Run does not store
+// whose logged value (a data address or a condition) Execute does not store
 // in the instruction's own case is marked opLogged, its op kept in the
-// description (CoreOp): Run then logs it through dynamicEA, and no other
+// description (CoreOp): Execute then logs it through dynamicValue, and no other
 // instruction pays a test.
 func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 	info := p.Info(pc)
@@ -180,7 +180,7 @@ func (c *Core) describeSlot(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 		return info
 	}
 	*info = describe(in)
-	if info.LogsEA() && !loggedInCase(in.op) {
+	if info.LogsValue() && !loggedInCase(in.op) {
 		info.CoreOp, in.op = uint16(in.op), opLogged
 	}
 	return info
@@ -219,16 +219,16 @@ func (c *Core) exInfo(in *inst, pc uint64) []cpu.OpInfo {
 }
 
 // logExecuted logs the target of an ex/exrl as the n-th operation of this
-// Run, at the ex's address, in a run of its own (nothing when logging is
+// Execute, at the ex's address, in a run of its own (nothing when logging is
 // off).
 func (c *Core) logExecuted(log *cpu.Batch, n uint64, in *inst, pc uint64) {
 	if log == nil {
 		return
 	}
 	infos := c.exInfo(in, pc)
-	log.Begin(infos, pc, n) // Run begins the next run after the target
-	if infos[0].LogsEA() {
-		c.vals[n&cpu.ValMask] = c.dynamicEA(in, &infos[0], pc)
+	log.Begin(infos, pc, n) // Execute begins the next run after the target
+	if infos[0].LogsValue() {
+		c.vals[n&cpu.ValMask] = c.dynamicValue(in, &infos[0], pc)
 	}
 }
 
@@ -246,7 +246,7 @@ func (c *Core) describePage(p *codePage) {
 // selects the current condition code.
 func (c *Core) cond(mask uint8) bool { return mask<<c.cc&8 != 0 }
 
-// condLogged is cond for the n-th operation of a Run that logs whether
+// condLogged is cond for the n-th operation of an Execute that logs whether
 // its condition held (loggedInCase): 1 or 0 goes into its value.
 func (c *Core) condLogged(mask uint8, n uint64) bool {
 	v := uint64(mask<<c.cc) >> 3 & 1

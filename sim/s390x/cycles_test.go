@@ -51,11 +51,31 @@ func TestHandDerivedCycles(t *testing.T) {
 		// the divide: issues at 0, F, 2F, 2F+FD; total 2F+FD+3 with
 		// F = 3, 2, 6 and FD = 10, 10, 30.
 		{"fp chain", []string{"b31a0045", "b31c0044", "b31d0045", "b31a0074"}, [3]uint64{19, 17, 45}},
+		// larl %r5,f; basr %r14,%r5; j end; nopr; f: br %r14; end: a
+		// call through a register the target buffer does not hold (cold:
+		// mispredicted), and the return the return stack predicts: larl
+		// at 0, basr issues at 1 and completes at 2, br %r14 at 2+M
+		// (predicted), j at 3+M: total 6+M with M = 11, 12, 20.
+		{"indirect call, predicted return", []string{"c05000000007", "0de5", "a7f40004", "0700", "07fe"}, [3]uint64{17, 18, 26}},
+		// larl %r14,end; br %r14; nopr; end: a return with the return
+		// stack empty mispredicts: br issues at 1, completes at 2, the
+		// next dispatches at 2+M: total 4+M.
+		{"return, empty return stack", []string{"c0e000000005", "07fe", "0700"}, [3]uint64{15, 16, 24}},
+		// llilh %r6..%r10 with 0x41..0x45: five lines of the data
+		// segment 64 KiB apart, in one L1D set on every preset; the
+		// fifth lg evicts the first line, which the sixth reloads from
+		// the L2 (N1, V2) or, on slow-memory, whose L2 loses it too, from
+		// the LLC (the set arithmetic is arm64's case of the same name).
+		// llilh at 0-4, lg at 5-10, agr %r11,%r4 waiting for the reload
+		// at 10+L: total 13+L with L = 1+11, 1+12, 2+120.
+		{"L1D eviction, reload from L2 or LLC", []string{"a56e0041", "a57e0042", "a58e0043", "a59e0044", "a5ae0045",
+			"e34060000004", "e34070000004", "e34080000004", "e34090000004", "e340a0000004", "e34060000004", "b90800b4"},
+			[3]uint64{25, 26, 135}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code := mustHex(append(tc.code, "a7290000", "0a01")...) // lghi %r2,0; svc 1
 			path := filepath.Join(t.TempDir(), "seq")
-			require.NoError(t, os.WriteFile(path, prog(code, make([]byte, 4096)), 0o755))
+			require.NoError(t, os.WriteFile(path, prog(code, make([]byte, 5<<16)), 0o755)) // data at 0x410000
 			timingtest.RequireCycles(t, path, tc.want)
 		})
 	}

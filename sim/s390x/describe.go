@@ -10,7 +10,7 @@ import (
 // facts (class, flags, access size, execution unit, registers read and
 // written) computed once per decoded slot by describe, dynamic ones (data
 // address, condition, branch target) from the registers just before the
-// instruction runs (dynamicEA, branchTarget).
+// instruction runs (dynamicValue, branchTarget).
 //
 // Registers in the model: r0-r15 are ids 0-15, the condition code is
 // cpu.RegFlags, v0-v31 (f0-f15 are their left halves) are cpu.RegVec+n.
@@ -531,12 +531,12 @@ func returnFlag(reg uint8) cpu.OpFlags {
 // (load/store on condition), whether its condition holds.
 func (c *Core) condHolds(in *inst) bool { return c.cond(in.m) }
 
-// loggedInCase reports whether Run stores the logged value (cpu.Retired.EA)
+// loggedInCase reports whether Execute stores the logged value (cpu.OpInfo.Logged)
 // of op o inside o's own case, where the address is in a register anyway:
 // the hot loads and stores (relative ones too), calls and returns, loads
 // and stores on condition, and the storage-immediate and
 // storage-to-storage operations. Every other op that logs one goes
-// through dynamicEA before it executes (its slot is marked opLogged).
+// through dynamicValue before it executes (its slot is marked opLogged).
 func loggedInCase(o op) bool {
 	switch o {
 	case opL, opLY, opLT, opLG, opLTG, opLGF, opLTGF, opST, opSTY, opSTG, opLMG, opSTMG,
@@ -555,10 +555,10 @@ func loggedInCase(o op) bool {
 	return false
 }
 
-// dynamicEA is the data address of a load or store in the current state,
+// dynamicValue is the data address of a load or store in the current state,
 // for calls and indirect branches the stack pointer (see cpu.Retired), or
 // for the other conditional operations 1 if the condition holds.
-func (c *Core) dynamicEA(in *inst, info *cpu.OpInfo, pc uint64) uint64 {
+func (c *Core) dynamicValue(in *inst, info *cpu.OpInfo, pc uint64) uint64 {
 	if info.Class == cpu.ClassBranch {
 		return c.r[15]
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestExecuteBranchToNull: an EXECUTE whose target is a branch to address
-// 0 raises the fetch fault there (the Run must look the page up, not run
+// 0 raises the fetch fault there (Execute must look the page up, not run
 // a slot of the EXECUTE's page).
 func TestExecuteBranchToNull(t *testing.T) {
 	code := mustHex(

@@ -133,7 +133,7 @@ func TestBadInput(t *testing.T) {
 				require.Equal(t, tt.status, 128+int(ws.Signal()))
 				return
 			}
-			res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: 100})
+			res, err := difftest.Compare(context.Background(), path, difftest.Options{Lockstep: 100})
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, res.Compared, res.Insns) // qemu also logs a faulting instruction
 		})

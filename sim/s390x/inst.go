@@ -86,9 +86,9 @@ const (
 	opNop             // branch never taken (bcr/bc/brc with mask 0, bcr M,0), prefetch
 	opJ               // brc/brcl 15: pc += imm
 	opBR              // bcr 15,R2: pc = r2
-	// opLogged marks a slot whose logged value comes from dynamicEA
+	// opLogged marks a slot whose logged value comes from dynamicValue
 	// before the instruction runs; the instruction's own op is its
-	// description's CoreOp (Core.describeSlot, Core.Run).
+	// description's CoreOp (Core.describeSlot, Core.Execute).
 	opLogged
 	opFirst
 )

@@ -14,28 +14,28 @@ import (
 )
 
 // Self-consistency tests of the logged values: the core logs them on a
-// fast path (inside the hot executor cases) or a slow one (dynamicEA), and
+// fast path (inside the hot executor cases) or a slow one (dynamicValue), and
 // these tests check the fast path against the slow one. They are not an
 // oracle for the addresses: TestAddressesAgainstQemu (qemuea_test.go)
 // compares those with the ones qemu-user computes.
 
 // slowPathEA is the value the log must hold for the operation at the
-// stopped machine's pc: dynamicEA of its freshly decoded instruction.
+// stopped machine's pc: dynamicValue of its freshly decoded instruction.
 func slowPathEA(m *cpu.Machine) uint64 {
 	c := m.Core.(*Core)
 	for n := 6; n > 0; n -= 2 {
 		if b, err := m.Mem.ReadBytes(c.pc, n); err == nil {
 			in := decode(b)
 			info := describe(&in)
-			return c.dynamicEA(&in, &info, c.pc)
+			return c.dynamicValue(&in, &info, c.pc)
 		}
 	}
 	return 0
 }
 
-// TestLoggedValuesSelfConsistentPrograms: every value Run logs in the
-// bundled programs (stored inside the hot cases or got from dynamicEA) is
-// dynamicEA's before the operation ran.
+// TestLoggedValuesSelfConsistentPrograms: every value Execute logs in the
+// bundled programs (stored inside the hot cases or got from dynamicValue) is
+// dynamicValue's before the operation ran.
 func TestLoggedValuesSelfConsistentPrograms(t *testing.T) {
 	timingtest.CheckLoggedValuesSelfConsistentAll(t, "s390x", slowPathEA)
 }
@@ -55,7 +55,7 @@ func TestLoggedValuesSelfConsistentRandom(t *testing.T) {
 		pc := uint64(0x400000 + off)
 		in := decode(code[off : off+6])
 		info := describe(&in)
-		if !info.LogsEA() || in.op == opUndef || in.op == opEX || in.op == opEXRL {
+		if !info.LogsValue() || in.op == opUndef || in.op == opEX || in.op == opEXRL {
 			continue
 		}
 		for r := range c.r[:16] {
@@ -63,8 +63,8 @@ func TestLoggedValuesSelfConsistentRandom(t *testing.T) {
 		}
 		c.cc = uint8(rng.Intn(4))
 		c.pc = pc
-		want := c.dynamicEA(&in, &info, pc)
-		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Run(1) })
+		want := c.dynamicValue(&in, &info, pc)
+		got := timingtest.StepValue(c.log, c.vals, want, func() { c.Execute(1) })
 		require.Equal(t, want, got, "% x (op %d) at %#x: logged value", code[off:off+int(in.ln)], in.op, pc)
 		paths.Add(loggedInCase(in.op))
 	}

@@ -87,7 +87,7 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 		op.Flags |= cpu.OpCondPassed
 	}
 	if info.Access != 0 {
-		op.VA = c.dynamicEA(in, info, pc)
+		op.VA = c.dynamicValue(in, info, pc)
 		if in.op == opVLL || in.op == opVSTL { // the length is in R3
 			op.Access = uint8(min(uint64(uint32(c.r[in.r3])), 15) + 1)
 		}

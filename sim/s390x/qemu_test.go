@@ -29,7 +29,7 @@ func TestQemuDifferential(t *testing.T) {
 	for _, b := range bins {
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
 			t.Parallel()
-			res, err := difftest.Run(context.Background(), b.Path, difftest.Options{Args: b.Args, Lockstep: lockstepInsns, FP: true, CPU: b.Config.QemuCPU()})
+			res, err := difftest.Compare(context.Background(), b.Path, difftest.Options{Args: b.Args, Lockstep: lockstepInsns, FP: true, CPU: b.Config.QemuCPU()})
 			require.NoError(t, err)
 			t.Logf("%d instructions, %d compared in lockstep, %d host values adopted", res.Insns, res.Compared, res.Adopted)
 			require.Equal(t, min(res.Insns, lockstepInsns), res.Compared)

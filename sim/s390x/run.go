@@ -6,7 +6,7 @@ import (
 	"simrun/sim/cpu"
 )
 
-// Run executes up to budget instructions. The hot loop keeps pc and the
+// Execute executes up to budget instructions (cpu.Core). The hot loop keeps pc and the
 // current code page in locals; every case either falls through to the
 // common "next instruction" tail or sets pc itself and continues (a
 // taken branch first calls beginTaken with a log). A branch to an odd
@@ -18,7 +18,7 @@ import (
 // instruction that goes on to the next pays nothing for the log, and one
 // whose value the log needs beyond its own case has its slot marked
 // opLogged (describeSlot).
-func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
+func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 	r := &c.r
 	mem := c.mem
 	log := c.log
@@ -38,7 +38,7 @@ func (c *Core) Run(budget uint64) (uint64, cpu.Stop) {
 			}
 			page, base = p, pc&^cpu.PageMask
 			slots = (*[cpu.PageSize / 2]inst)(p.Slots)
-			if c.exPending { // the target of an ex that ended the last Run
+			if c.exPending { // the target of an ex that ended the last Execute
 				c.exPending = false
 				in = &c.exInst
 				c.logExecuted(log, n, in, pc) // (the run just begun stays empty)
@@ -1175,7 +1175,7 @@ fault:
 func (c *Core) logValue(in *inst, page *codePage, pc, n uint64) *inst {
 	info := &pageInfos(page)[(pc&cpu.PageMask)>>1]
 	c.logged = decoded(in, info)
-	c.vals[n&cpu.ValMask] = c.dynamicEA(&c.logged, info, pc)
+	c.vals[n&cpu.ValMask] = c.dynamicValue(&c.logged, info, pc)
 	return &c.logged
 }
 

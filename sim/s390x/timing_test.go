@@ -16,6 +16,7 @@ import (
 	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/timing"
 )
 
 // TestBlockTimingExact: timing straight-line runs of 2-, 4- and 6-byte
@@ -41,12 +42,13 @@ func (l *lastOp) Retired(_ *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming
 // what NextOp says just before the instruction runs: pc, class, flags,
 // size and the data address.
 func TestLogAgreesWithNextOp(t *testing.T) {
-	p, _ := cpu.PresetByName("neoverse-n1")
+	p, _ := timing.PresetByName("neoverse-n1")
 	for _, b := range append(programs.Binaries("s390x"), programs.GlibcBinaries("s390x")...) {
 		t.Run(b.Config.Name+"/"+b.Name, func(t *testing.T) {
 			m, err := linux.Load(b.Path, linux.Config{Args: append([]string{b.Path}, b.Args...), Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}})
 			require.NoError(t, err)
-			require.NoError(t, m.EnableTiming(p))
+			_, err = timing.Enable(m, p)
+			require.NoError(t, err)
 			l := &lastOp{}
 			m.Consumers = append(m.Consumers, l)
 			var op cpu.Op
@@ -65,9 +67,9 @@ func TestLogAgreesWithNextOp(t *testing.T) {
 				require.Equal(t, op.Flags&^cpu.OpCondPassed, r.Info.Flags, "pc 0x%x", op.PC)
 				switch {
 				case op.Class != cpu.ClassOther && op.Class != cpu.ClassBranch:
-					require.Equal(t, op.VA, r.EA, "pc 0x%x", op.PC)
+					require.Equal(t, op.VA, r.Addr(), "pc 0x%x", op.PC)
 				case op.Class == cpu.ClassOther && op.Flags&cpu.OpConditional != 0:
-					require.Equal(t, op.Flags&cpu.OpCondPassed != 0, r.EA != 0, "pc 0x%x: condition", op.PC)
+					require.Equal(t, op.Flags&cpu.OpCondPassed != 0, r.CondPassed(), "pc 0x%x: condition", op.PC)
 				}
 			}
 		})
@@ -128,7 +130,7 @@ func checkExactCode(t *testing.T, code []byte) {
 		{Vaddr: 0x400000, Data: code, Flags: elf.PF_R | elf.PF_X}}}
 	path := filepath.Join(t.TempDir(), "code")
 	require.NoError(t, os.WriteFile(path, f.Bytes(), 0o755))
-	ref, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", true, false)
-	got, _, _ := timingtest.Run(t, path, nil, "neoverse-n1", false, false)
+	ref, _, _ := timingtest.Timed(t, path, nil, "neoverse-n1", true, false)
+	got, _, _ := timingtest.Timed(t, path, nil, "neoverse-n1", false, false)
 	require.Equal(t, ref, got)
 }

@@ -185,7 +185,7 @@ func lockstepAsm(t *testing.T, name string, data []byte, limit int) {
 	code := assembleText(t, name)
 	path := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.WriteFile(path, prog(code, data), 0o755))
-	res, err := difftest.Run(context.Background(), path, difftest.Options{Lockstep: limit, FP: true, CPU: programs.S390xQemuCPU})
+	res, err := difftest.Compare(context.Background(), path, difftest.Options{Lockstep: limit, FP: true, CPU: programs.S390xQemuCPU})
 	require.NoError(t, err)
 	require.Empty(t, res.Fault)
 	require.Equal(t, 0, res.Status)

@@ -6,11 +6,11 @@ import "simrun/sim/cpu"
 // model: it counts every retired operation down the interval counter and
 // turns the selected ones into samples.
 type Recorder struct {
-	Unit   *Unit
-	D      *Driver
-	Timing *cpu.Timing
-	left   uint64 // members until the next selected one (0: not computed)
-	want   []int
+	Unit  *Unit
+	D     *Driver
+	Timer cpu.Timer // the machine's timing model: its clock stamps the records
+	left  uint64    // members until the next selected one (0: not computed)
+	want  []int
 	// the last operation of the previous batch, if a branch: its outcome
 	// shows in the first pc of the next batch
 	lastBranch uint64
@@ -53,7 +53,7 @@ func (r *Recorder) Before(m *cpu.Machine) {
 
 // NewRecorder attaches u and d to m, whose timing model must be on.
 func NewRecorder(m *cpu.Machine, u *Unit, d *Driver) *Recorder {
-	r := &Recorder{Unit: u, D: d, Timing: m.Timing}
+	r := &Recorder{Unit: u, D: d, Timer: m.Timing}
 	m.Consumers = append(m.Consumers, r)
 	return r
 }
@@ -120,7 +120,7 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 			Taken: d.Taken, Events: d.Events, DS: uint16(d.DS), DSValid: d.DSValid}
 		s.Lat = [3]uint32{uint32(d.Complete - d.Dispatch), uint32(d.Issue - d.Dispatch), d.XlatLat}
 		if in.Access != 0 {
-			s.Op.VA = o.EA
+			s.Op.VA = o.Addr()
 			s.XlatOK = true
 		}
 		if in.Class == cpu.ClassBranch {
@@ -129,7 +129,7 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 		if d.Taken {
 			s.Op.Flags |= cpu.OpCondPassed
 		}
-		u.Complete(s, d.Complete, r.Timing.Nanos(d.Complete))
+		u.Complete(s, d.Complete, r.Timer.Nanos(d.Complete))
 		if r.Chain != nil && u.Written > written {
 			stack := []uint64{o.PC} // not seen before it retired: the pc alone
 			if chain && len(r.pending) > 0 && r.pending[0] == o.PC {

@@ -395,8 +395,8 @@ func (s *Shadow) settle(next uint64) {
 // StepRetired is the retire-log driver: it applies one retired operation
 // whose successor is at next (the following operation's pc, or the
 // core's pc after the batch).  Call Callchain(op.PC) before it for the
-// truth at that operation.  Cores log the stack pointer as the EA of
-// calls and indirect branches (cpu.Retired).
+// truth at that operation.  Cores log the stack pointer (cpu.Retired.SP) of
+// calls and indirect branches.
 func (s *Shadow) StepRetired(op *cpu.Retired, next uint64) {
 	in := op.Info
 	if in == nil || in.Class != cpu.ClassBranch {
@@ -405,12 +405,12 @@ func (s *Shadow) StepRetired(op *cpu.Retired, next uint64) {
 	fall := op.PC + uint64(in.Size)
 	switch {
 	case in.Flags&cpu.OpLink != 0:
-		s.Call(op.PC, fall, op.EA)
+		s.Call(op.PC, fall, op.SP())
 	case next == fall:
 		// not taken
 	case in.Flags&cpu.OpReturn != 0:
-		s.Return(op.PC, next, op.EA)
+		s.Return(op.PC, next, op.SP())
 	case in.Flags&cpu.OpIndirect != 0:
-		s.Branch(op.PC, next, op.EA)
+		s.Branch(op.PC, next, op.SP())
 	}
 }

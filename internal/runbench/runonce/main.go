@@ -25,8 +25,8 @@ import (
 
 	"simrun/internal/runbench"
 	_ "simrun/sim/arm64"
-	"simrun/sim/cpu"
 	_ "simrun/sim/s390x"
+	"simrun/sim/timing"
 )
 
 func main() {
@@ -70,9 +70,9 @@ func once(path string, args []string, mode string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var p *cpu.CPUPreset
+	var p *timing.Preset
 	if mode != "plain" {
-		if p, err = cpu.PresetByName(runbench.Preset); err != nil {
+		if p, err = timing.PresetByName(runbench.Preset); err != nil {
 			return 0, err
 		}
 	}

@@ -1,139 +1,38 @@
-package cpu
+// Package timing is the timing model: an in-order, single-issue
+// pipeline that gives every retired operation a dispatch, issue and
+// completion cycle. Issue waits for source registers (issue latency);
+// execution takes a latency per unit; loads and stores go through a data
+// TLB (translation latency) and an L1D / L2 / last-level cache hierarchy
+// with DRAM behind it; branches through predictors whose mispredictions
+// flush the pipeline. From it come the SPE events and data sources
+// (sim/spe/codes), the operations' latencies and the PMU counters.
+//
+// The cores describe what they retire in sim/cpu's terms (cpu.OpInfo per
+// decoded instruction, a cpu.Batch per Core.Execute); the machine hands each
+// batch to the Model (a cpu.Timer) and its details to the
+// cpu.RetireConsumers. Straight-line runs are timed from summaries
+// (block.go), with the same cycles as timing each operation alone.
+package timing
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
+	"unsafe"
 
+	"simrun/sim/cpu"
 	"simrun/sim/spe/codes"
 )
 
-// The timing model: an in-order, single-issue pipeline that gives every
-// retired operation a dispatch, issue and completion cycle. Issue waits for
-// source registers (issue latency); execution takes a latency per unit;
-// loads and stores go through a data TLB (translation latency) and an
-// L1D / L2 / last-level cache hierarchy with DRAM behind it; branches
-// through a predictor whose mispredictions flush the pipeline. From it
-// come the SPE events, the data source and the PMU counters.
-//
-// Cores hand the model a log of retired operations (Retired): a
-// per-instruction description computed once per decoded instruction
-// (OpInfo), the pc and the data address. Branch outcomes follow from
-// consecutive pcs.
-
-// Unit is an execution resource class.
-type Unit uint8
-
-const (
-	UnitALU Unit = iota
-	UnitMul
-	UnitDiv
-	UnitFP
-	UnitFPDiv
-	UnitSIMD
-	UnitLoad
-	UnitStore
-	UnitAtomic
-	UnitBranch
-	UnitSys
-	numUnits = 16 // a power of two: Unit&(numUnits-1) needs no bounds check
-)
-
-// Register ids in OpInfo: general registers 0-31, flags 32, vector/FP
-// registers 64-95. Unused source slots hold RegNone (always ready), unused
-// destination slots regSink (written, never read), so the model needs no
-// loops.
-const (
-	RegFlags = 32
-	RegVec   = 64
-	RegNone  = 0xff
-	regSink  = 0xfe
-)
-
-// NewOpInfo returns an empty description (no registers) of an
-// instruction of size bytes.
-func NewOpInfo(size uint8) OpInfo {
-	return OpInfo{Valid: true, Size: size, Src: 0xffffffff, Dst: regSink * 0x010101}
-}
-
-// OpInfo is the static description of a decoded instruction.
-//
-// Registers are packed one id per byte so the model reads them with one
-// load: Src holds four sources (RegNone where unused), Dst three
-// destinations in bytes 0-2 (regSink where unused).
-type OpInfo struct {
-	Src    uint32
-	Dst    uint32
-	Unit   Unit
-	Class  OpClass
-	Valid  bool
-	Size   uint8 // instruction bytes
-	Access uint8 // bytes accessed by a load/store
-	NSrc   uint8
-	NDst   uint8
-	// Varies marks a description that is not the only one of its address
-	// (an s390x EXECUTE's target): a summarised run ends with it, so
-	// the check of its last description covers it.
-	Varies bool
-	Flags  OpFlags
-	// CoreOp is the core's own: a core that marks an instruction's slot
-	// for logging (its logged value computed before it runs) keeps the
-	// instruction's operation code here.
-	CoreOp uint16
-	blk    *timingBlock // the run starting here, once summarised
-}
-
-// AddSrc and AddDst record register dependencies (RegNone and registers
-// beyond capacity are ignored).
-func (o *OpInfo) AddSrc(r uint8) {
-	if r != RegNone && o.NSrc < 4 {
-		sh := 8 * uint(o.NSrc)
-		o.Src = o.Src&^(0xff<<sh) | uint32(r)<<sh
-		o.NSrc++
-	}
-}
-
-func (o *OpInfo) AddDst(r uint8) {
-	if r != RegNone && o.NDst < 3 {
-		sh := 8 * uint(o.NDst)
-		o.Dst = o.Dst&^(0xff<<sh) | uint32(r)<<sh
-		o.NDst++
-	}
-}
-
-// LogsEA reports whether the log entry of an operation so described
-// carries a dynamic value in Retired.EA: loads and stores, conditional
-// non-branch operations, calls and indirect branches.
-func (o *OpInfo) LogsEA() bool {
-	if o.Class == ClassBranch {
-		return o.Flags&(OpLink|OpIndirect) != 0
-	}
-	return o.Access != 0 || o.Flags&OpConditional != 0
-}
-
-// SrcReg and DstReg return register i.
-func (o *OpInfo) SrcReg(i int) uint8 { return uint8(o.Src >> (8 * i)) }
-func (o *OpInfo) DstReg(i int) uint8 { return uint8(o.Dst >> (8 * i)) }
-
-// Retired is one retired operation (Batch.At, Batch.Ops).
-type Retired struct {
-	Info *OpInfo
-	PC   uint64
-	// EA is the data address of a load or store; for conditional
-	// non-branch operations, 1 if the condition held; for calls and
-	// indirect branches, the stack pointer before the branch (the shadow
-	// call stack sees non-local exits by it).
-	EA uint64
-}
-
-// Cache is one set-associative cache level (or the TLB, with page-sized
+// CacheConfig is one set-associative cache level (or the TLB, with page-sized
 // lines).
 type CacheConfig struct {
 	Size, Ways, Line int
 	Latency          int // cycles to return data that hits here
 }
 
-// CPUPreset is a named core model.
-type CPUPreset struct {
+// Preset is a named core model.
+type Preset struct {
 	Name     string
 	MIDR     uint64
 	Desc     string
@@ -146,32 +45,32 @@ type CPUPreset struct {
 	Mispred  int // branch mispredict penalty
 	BPBits   int // log2 of the bimodal predictor entries
 	BTBBits  int // log2 of the indirect-branch target buffer entries
-	Lat      [numUnits]uint8
+	Lat      [cpu.NumUnits]uint8
 	StoreBuf bool // stores complete in the store buffer (latency 1)
 }
 
 // Presets are the core models --cpu selects.
-var Presets = []CPUPreset{
+var Presets = []Preset{
 	{Name: "neoverse-n1", MIDR: 0x413fd0c1, Desc: "Neoverse-N1-like core", MHz: 3000,
 		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{1 << 20, 8, 64, 11}, LLC: CacheConfig{8 << 20, 16, 64, 35},
 		DRAM: 240, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 30, Mispred: 11, BPBits: 12, BTBBits: 10,
-		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 3, UnitDiv: 12, UnitFP: 3, UnitFPDiv: 10, UnitSIMD: 3,
-			UnitLoad: 0, UnitStore: 1, UnitAtomic: 2, UnitBranch: 1, UnitSys: 1}, StoreBuf: true},
+		Lat: [cpu.NumUnits]uint8{cpu.UnitALU: 1, cpu.UnitMul: 3, cpu.UnitDiv: 12, cpu.UnitFP: 3, cpu.UnitFPDiv: 10, cpu.UnitSIMD: 3,
+			cpu.UnitLoad: 0, cpu.UnitStore: 1, cpu.UnitAtomic: 2, cpu.UnitBranch: 1, cpu.UnitSys: 1}, StoreBuf: true},
 	{Name: "neoverse-v2", MIDR: 0x410fd4f0, Desc: "Neoverse-V2-like core", MHz: 3100,
 		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{2 << 20, 8, 64, 12}, LLC: CacheConfig{32 << 20, 16, 64, 40},
 		DRAM: 260, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 28, Mispred: 12, BPBits: 13, BTBBits: 11,
-		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 2, UnitDiv: 12, UnitFP: 2, UnitFPDiv: 10, UnitSIMD: 2,
-			UnitLoad: 0, UnitStore: 1, UnitAtomic: 2, UnitBranch: 1, UnitSys: 1}, StoreBuf: true},
+		Lat: [cpu.NumUnits]uint8{cpu.UnitALU: 1, cpu.UnitMul: 2, cpu.UnitDiv: 12, cpu.UnitFP: 2, cpu.UnitFPDiv: 10, cpu.UnitSIMD: 2,
+			cpu.UnitLoad: 0, cpu.UnitStore: 1, cpu.UnitAtomic: 2, cpu.UnitBranch: 1, cpu.UnitSys: 1}, StoreBuf: true},
 	// A slow-memory core for collision and latency experiments.
 	{Name: "slow-memory", MIDR: 0x413fd0c1, Desc: "core with slow caches and DRAM", MHz: 1000,
 		L1D: CacheConfig{4 << 10, 2, 64, 8}, L2: CacheConfig{32 << 10, 4, 64, 40}, LLC: CacheConfig{256 << 10, 8, 64, 120},
 		DRAM: 800, TLB: CacheConfig{8 * 4096, 8, 4096, 2}, Walk: 200, Mispred: 20, BPBits: 8, BTBBits: 6,
-		Lat: [numUnits]uint8{UnitALU: 1, UnitMul: 4, UnitDiv: 30, UnitFP: 6, UnitFPDiv: 30, UnitSIMD: 6,
-			UnitLoad: 0, UnitStore: 1, UnitAtomic: 4, UnitBranch: 1, UnitSys: 1}},
+		Lat: [cpu.NumUnits]uint8{cpu.UnitALU: 1, cpu.UnitMul: 4, cpu.UnitDiv: 30, cpu.UnitFP: 6, cpu.UnitFPDiv: 30, cpu.UnitSIMD: 6,
+			cpu.UnitLoad: 0, cpu.UnitStore: 1, cpu.UnitAtomic: 4, cpu.UnitBranch: 1, cpu.UnitSys: 1}},
 }
 
 // PresetByName finds a core model.
-func PresetByName(name string) (*CPUPreset, error) {
+func PresetByName(name string) (*Preset, error) {
 	var names []string
 	for i := range Presets {
 		if Presets[i].Name == name {
@@ -313,19 +212,8 @@ func (t *tlb) access(addr uint64) bool {
 	return false
 }
 
-// OpTiming is what the model says about one operation.
-type OpTiming struct {
-	Dispatch, Issue, Complete uint64 // cycles
-	XlatLat                   uint32
-	Events                    uint64
-	DS                        uint8
-	DSValid                   bool
-	Taken                     bool // branch taken (or condition passed)
-	Next                      uint64
-}
-
-// TimingStats are the PMU counts of a run.
-type TimingStats struct {
+// Stats are the PMU counts of a run.
+type Stats struct {
 	Cycles, Insns                          uint64
 	L1DAccess, L1DRefill                   uint64
 	L2Access, L2Refill, LLCAccess, LLCMiss uint64
@@ -334,9 +222,10 @@ type TimingStats struct {
 	StallCycles                            uint64
 }
 
-// Timing is the timing model state.
-type Timing struct {
-	Preset *CPUPreset
+// Model is the timing model's state: one core's pipeline, caches, TLB
+// and predictors, and its PMU counts.
+type Model struct {
+	Preset *Preset
 	cycle  uint64
 	ready  [256]uint64 // cycle a register's value is available
 	l1, l2 *cache
@@ -347,16 +236,13 @@ type Timing struct {
 	ras    [rasSize]uint64 // return stack: a ring, top at ras[rasTop]
 	rasTop uint8
 	rasN   uint8 // entries held (the oldest is overwritten when full)
-	Stats  TimingStats
+	Stats  Stats
 	// NoBlocks times every operation on its own (for tests: the block
 	// summaries must give the same cycles).
 	NoBlocks bool
-	// CodeGen is the memory's code generation when the batch being timed
-	// began (Memory.CodeGen); summaries made under another are rebuilt.
-	// A write over code that executed earlier in the same batch changes
-	// that operation's description under the log (not modelled: the
-	// batch is timed with the new one).
-	CodeGen uint64
+	// codeGen is the batch being timed's (Batch.CodeGen): summaries
+	// made under another are rebuilt.
+	codeGen uint64
 	// PCShift is log2 of the instruction alignment: the branch predictor
 	// indexes its table by pc>>PCShift (2 for 4-byte instructions; 1 on
 	// s390x, whose instructions start on any halfword).
@@ -369,10 +255,10 @@ type Timing struct {
 	// accesses are made (an access that moves or fills an entry empties
 	// it).
 	hot [hotLines]uint64
-	// Run's wanted operations, their details and the next wanted index
+	// TimeBatch's wanted operations, their details and the next wanted index
 	// (past every index: none), for its operation-by-operation path.
 	want          []int
-	out           []OpTiming
+	out           []cpu.OpTiming
 	nextWant      int
 	nres, resNext int
 	late          [maxInputs]uint64 // lateBlock's late inputs: ready cycle<<8 | index
@@ -380,32 +266,32 @@ type Timing struct {
 	pend          *timingBlock      // a run whose register writes are pending (runBlock)
 	pendC         uint64            // its entry cycle
 	horizon       uint64            // no register is ready later (see flush)
-	hits          uint64            // accesses found by lookup alone in this batch (counted at Run's end)
+	hits          uint64            // accesses found by lookup alone in this batch (counted at TimeBatch's end)
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
 	refill uint64
 }
 
-// NewTiming returns a cold model of preset p.
-func NewTiming(p *CPUPreset) *Timing {
-	return &Timing{Preset: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newTLB(p.TLB),
+// New returns a cold model of preset p.
+func New(p *Preset) *Model {
+	return &Model{Preset: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newTLB(p.TLB),
 		bp: make([]uint8, 1<<p.BPBits), btb: make([]btbEntry, 1<<p.BTBBits), PCShift: 2, sum: &summariser{}}
 }
 
 // Cycle is the current cycle (the dispatch cycle of the next operation).
-func (t *Timing) Cycle() uint64 { return t.cycle }
+func (t *Model) Cycle() uint64 { return t.cycle }
 
-// Run times a batch of retired operations; next is the pc after the last
-// one. For the operations whose indices are in want (ascending) it fills
+// TimeBatch times a batch of retired operations; next is the pc after
+// the last one. For the operations whose indices are in want (ascending) it fills
 // out[k] with the details; the others only advance the model.
 //
 // Straight-line runs of operations ending at a branch are timed as a
 // whole from a summary (see block); a run whose accesses miss the L1D or
 // TLB, that holds a wanted operation or that the batch cuts, goes
 // operation by operation. Both give the same cycles.
-func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
-	t.want, t.out, t.nextWant = want, out, b.n
+func (t *Model) TimeBatch(b *cpu.Batch, next uint64, want []int, out []cpu.OpTiming) {
+	t.want, t.out, t.nextWant, t.codeGen = want, out, b.Len(), b.CodeGen
 	if len(want) > 0 {
 		t.nextWant = want[0]
 	}
@@ -418,15 +304,15 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	lineShift := min(t.tlb.pageShift, t.l1.lineShift) & 63
 	for r := 0; r < len(b.Runs); r++ {
 		run := &b.Runs[r]
-		end, after := b.end(r), b.nextPC(r, next) // after: the pc after the run
+		end, after := b.RunEnd(r), b.RunNext(r, next) // after: the pc after the run
 		// The walk is at run.Infos[slot] (a slot, not a slice: fewer
 		// values to keep in registers).
 		slot, pc := 0, run.PC
 		for i := int(run.Start); i < end; {
-			blk := run.Infos[slot].blk
-			if blk == nil || i+int(blk.n) > min(end, limit) || blk.gen != t.CodeGen {
+			blk := (*timingBlock)(run.Infos[slot].Summary)
+			if blk == nil || i+int(blk.n) > min(end, limit) || blk.gen != t.codeGen {
 				var n int
-				var infos []OpInfo
+				var infos []cpu.OpInfo
 				// (the batch may end inside the last run; slowRun returns
 				// a suffix of the Infos)
 				infos, pc, n = t.slowRun(b, run.Infos[slot:], pc, i, end, after, r+1 == len(b.Runs))
@@ -459,7 +345,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			}
 			if k < len(blk.mem) {
 				if !t.blockAccesses(run.Infos[slot:], b.Vals[i:i+n], blk, k) { // it counts the ones before k
-					var infos []OpInfo
+					var infos []cpu.OpInfo
 					infos, pc = t.missedRun(b, run.Infos[slot:], pc, blk, i, end, after)
 					slot = len(run.Infos) - len(infos)
 					if !t.NoBlocks {
@@ -471,7 +357,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 			} else {
 				t.hits += uint64(k)
 			}
-			// summarised, inline (as a call it costs Run 4% more
+			// summarised, inline (as a call it costs TimeBatch 4% more
 			// instructions: the loop's values are saved around it)
 			nx := after
 			if i+n < end {
@@ -495,7 +381,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 	t.Stats.TLBAccess += t.hits
 	t.Stats.L1DAccess += t.hits
 	t.hits = 0
-	t.Stats.Insns += uint64(b.n)
+	t.Stats.Insns += uint64(b.Len())
 	t.Stats.Cycles = t.cycle
 	t.Stats.StallCycles = t.cycle - t.Stats.Insns - t.refill
 }
@@ -503,7 +389,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 // repeats times the runs after b.Runs[r] that are blk (at pc) again,
 // whole: a loop whose body is one summarised run ending at a conditional
 // branch (blk.cond) or a jump (blk.jump, the loop left from inside), the
-// one just timed, which ended run r. It goes as far as Run's inline path
+// one just timed, which ended run r. It goes as far as TimeBatch's inline path
 // and runBlock's loop path would time each run: its accesses hit hot
 // lines, runBlock finds blk pending and in time, and the predictor holds
 // the closing conditional branch as taken (and a long form's inner
@@ -511,7 +397,7 @@ func (t *Timing) Run(b *Batch, next uint64, want []int, out []OpTiming) {
 // the last of them then goes back to blk's start, taken and predicted, so
 // they are timed together. It returns the last run it timed (r itself if
 // none).
-func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint, next uint64) int {
+func (t *Model) repeats(b *cpu.Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint, next uint64) int {
 	// The run just timed went back to blk's start (taken) without a
 	// misprediction, so a closing conditional branch's counter is 3 now
 	// (a jump has none): a long form's inner branch sharing the counter
@@ -535,7 +421,7 @@ func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int
 	t.Stats.NotTaken += uint64(k * len(blk.inner))
 	if blk.jump { // run k's is counted and taken, as the others'
 		t.Stats.Branches++
-	} else if t.predictCond(blk.bpIdx, b.nextPC(r, next) != pc+blk.bytes) { // run k
+	} else if t.predictCond(blk.bpIdx, b.RunNext(r, next) != pc+blk.bytes) { // run k
 		t.cycle += blk.refill
 		t.refill += blk.refill
 	}
@@ -543,16 +429,16 @@ func (t *Timing) repeats(b *Batch, r int, blk *timingBlock, pc uint64, limit int
 }
 
 // repeatRuns counts the runs after b.Runs[r] that are blk (at pc) again,
-// whole, ending by limit, with every access to a hot line (see Run),
-// making lines hot as Run's inline path does.
-func (t *Timing) repeatRuns(b *Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint) int {
+// whole, ending by limit, with every access to a hot line (see TimeBatch),
+// making lines hot as TimeBatch's inline path does.
+func (t *Model) repeatRuns(b *cpu.Batch, r int, blk *timingBlock, pc uint64, limit int, lineShift uint) int {
 	rs, mem, vals := b.Runs[r+1:], blk.mem, b.Vals
 	if len(rs) == 0 {
 		return 0
 	}
 	n := uint32(blk.n)
-	start := rs[0].Start             // repeat k's, while they are blk again
-	last := min(b.n, limit) - int(n) // the latest a repeat can start
+	start := rs[0].Start                 // repeat k's, while they are blk again
+	last := min(b.Len(), limit) - int(n) // the latest a repeat can start
 	k := 0
 	for ; k < len(rs) && rs[k].PC == pc && rs[k].Start == start && int(start) <= last; k++ {
 		for _, m := range mem {
@@ -567,7 +453,7 @@ func (t *Timing) repeatRuns(b *Batch, r int, blk *timingBlock, pc uint64, limit 
 		start += n
 	}
 	// The last repeat is whole if the run after it starts where it ends.
-	if k > 0 && (k == len(rs) && int(start) != b.n || k < len(rs) && rs[k].Start != start) {
+	if k > 0 && (k == len(rs) && int(start) != b.Len() || k < len(rs) && rs[k].Start != start) {
 		k--
 	}
 	return k
@@ -577,7 +463,7 @@ func (t *Timing) repeatRuns(b *Batch, r int, blk *timingBlock, pc uint64, limit 
 // infos[0] on, at pc, their accesses made; more: the run goes on after
 // them (else after is the pc that follows). It returns where the walk
 // goes on.
-func (t *Timing) summarised(blk *timingBlock, infos []OpInfo, pc uint64, more bool, after uint64) ([]OpInfo, uint64) {
+func (t *Model) summarised(blk *timingBlock, infos []cpu.OpInfo, pc uint64, more bool, after uint64) ([]cpu.OpInfo, uint64) {
 	if !more {
 		t.runBlock(blk, pc, after)
 		return infos, pc
@@ -587,16 +473,16 @@ func (t *Timing) summarised(blk *timingBlock, infos []OpInfo, pc uint64, more bo
 }
 
 // slowRun times what follows the batch's i-th operation (described by
-// infos[0] on, at pc, in a run that ends at end) when Run's check of its
+// infos[0] on, at pc, in a run that ends at end) when TimeBatch's check of its
 // summary fails: it makes the summary if there is none, or it is stale
 // or longer than the run; it times the operations from the summary if
 // their accesses hit and no wanted one is among them, else one by one.
 // It returns where the walk goes on and how many operations it timed.
-func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]OpInfo, uint64, int) {
-	blk, n := infos[0].blk, 0
-	if blk == nil || i+int(blk.n) > end || blk.gen != t.CodeGen {
+func (t *Model) slowRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]cpu.OpInfo, uint64, int) {
+	blk, n := (*timingBlock)(infos[0].Summary), 0
+	if blk == nil || i+int(blk.n) > end || blk.gen != t.codeGen {
 		if blk, n = t.buildBlock(infos, pc, end-i, cut, false, b.Shift); blk != nil {
-			infos[0].blk = blk
+			infos[0].Summary = unsafe.Pointer(blk)
 		}
 	}
 	if blk != nil {
@@ -613,16 +499,16 @@ func (t *Timing) slowRun(b *Batch, infos []OpInfo, pc uint64, i, end int, after 
 // stepOps times the n operations of batch b from the i-th on (described
 // by infos[0] on, at pc) one by one; the run they are in ends at end,
 // after is the pc after it. It returns where the walk goes on. (Out of
-// Run's loop: rare, and its variables would crowd the registers there.)
-func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, after uint64) ([]OpInfo, uint64) {
+// TimeBatch's loop: rare, and its variables would crowd the registers there.)
+func (t *Model) stepOps(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, n, end int, after uint64) ([]cpu.OpInfo, uint64) {
 	for j := i; j < i+n; j++ {
 		in := &infos[0]
-		op := b.retired(in, pc, j)
+		op := b.Record(in, pc, j)
 		pc += uint64(in.Size)
 		nj := after
 		if j+1 < end {
 			nj = pc
-			infos = infos[b.step(in):]
+			infos = infos[in.Slots(b.Shift):]
 		}
 		var pre *memResult
 		if in.Access != 0 && t.nres > 0 {
@@ -639,9 +525,9 @@ func (t *Timing) stepOps(b *Batch, infos []OpInfo, pc uint64, i, n, end int, aft
 // operation on, described by infos[0] on, in a run that ends at end,
 // after is the pc after it), whose accesses, made and waiting in t.res,
 // did not all hit: operation by operation, as step would, less what only
-// a wanted operation needs (there is none before Run's limit). It returns
+// a wanted operation needs (there is none before TimeBatch's limit). It returns
 // where the walk goes on, as stepOps does.
-func (t *Timing) missedRun(b *Batch, infos []OpInfo, pc uint64, blk *timingBlock, i, end int, after uint64) ([]OpInfo, uint64) {
+func (t *Model) missedRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, blk *timingBlock, i, end int, after uint64) ([]cpu.OpInfo, uint64) {
 	t.flush()
 	p := t.Preset
 	last := i+int(blk.n) == end // the run ends with blk
@@ -652,13 +538,13 @@ func (t *Timing) missedRun(b *Batch, infos []OpInfo, pc uint64, blk *timingBlock
 	ins, at, res := infos, pc, t.res[:t.nres]
 	for j := int32(0); j < blk.n; j++ {
 		in := &ins[0]
-		lat := uint64(p.Lat[in.Unit&(numUnits-1)])
+		lat := uint64(p.Lat[in.Unit&(cpu.NumUnits-1)])
 		branch := false // as in step: an operation with an access is not predicted
 		if in.Access != 0 {
 			lat += res[0].lat
 			res = res[1:]
 		} else {
-			branch = in.Class == ClassBranch
+			branch = in.Class == cpu.ClassBranch
 		}
 		issue, done := t.schedule(in, lat)
 		fall := at + uint64(in.Size)
@@ -672,7 +558,7 @@ func (t *Timing) missedRun(b *Batch, infos []OpInfo, pc uint64, blk *timingBlock
 			}
 		}
 		if j < blk.n-1 {
-			at, ins = fall, ins[b.step(in):]
+			at, ins = fall, ins[in.Slots(b.Shift):]
 		}
 	}
 	t.nres, t.resNext = 0, 0
@@ -686,25 +572,25 @@ func (t *Timing) missedRun(b *Batch, infos []OpInfo, pc uint64, blk *timingBlock
 // pre, if not nil, is its memory access, already made. The details of a
 // wanted operation go to t.out, and t.nextWant moves on (past every
 // index: none).
-func (t *Timing) step(r *Retired, i int, next uint64, pre *memResult) {
+func (t *Model) step(r *cpu.Retired, i int, next uint64, pre *memResult) {
 	t.flush()
 	in := r.Info
 	dispatch := t.cycle
-	var d OpTiming
-	lat := uint64(t.Preset.Lat[in.Unit&(numUnits-1)])
+	var d cpu.OpTiming
+	lat := uint64(t.Preset.Lat[in.Unit&(cpu.NumUnits-1)])
 	switch {
 	case in.Access != 0:
 		m := pre
 		if m == nil {
 			m = &t.res[0]
-			t.access(r.EA, in, m)
+			t.access(r.Addr(), in, m)
 		}
 		lat += m.lat
-		d.XlatLat, d.Events, d.DS, d.DSValid = m.xlat, m.events, m.ds, in.Class != ClassStore
-	case in.Class == ClassBranch:
+		d.XlatLat, d.Events, d.DS, d.DSValid = m.xlat, m.events, m.ds, in.Class != cpu.ClassStore
+	case in.Class == cpu.ClassBranch:
 		t.branch(r, next, &d)
-	case in.Flags&OpConditional != 0:
-		d.Taken = r.EA != 0
+	case in.Flags&cpu.OpConditional != 0:
+		d.Taken = r.CondPassed()
 	}
 	issue, done := t.schedule(in, lat)
 	if d.Events&codes.EvMispredict != 0 {
@@ -734,7 +620,7 @@ type memResult struct {
 // current cycle or when its inputs are ready, and marks its results
 // ready at its completion; the next operation dispatches a cycle after
 // its issue. It returns the issue and completion cycles.
-func (t *Timing) schedule(in *OpInfo, lat uint64) (issue, done uint64) {
+func (t *Model) schedule(in *cpu.OpInfo, lat uint64) (issue, done uint64) {
 	ready, sr := &t.ready, in.Src
 	issue = max(t.cycle, ready[uint8(sr)], ready[uint8(sr>>8)], ready[uint8(sr>>16)], ready[uint8(sr>>24)])
 	done = issue + max(lat, 1)
@@ -746,14 +632,14 @@ func (t *Timing) schedule(in *OpInfo, lat uint64) (issue, done uint64) {
 
 // refillAfter makes the pipeline refill behind a mispredicted branch
 // issued and completed at those cycles.
-func (t *Timing) refillAfter(issue, done uint64) {
+func (t *Model) refillAfter(issue, done uint64) {
 	t.cycle = done + uint64(t.Preset.Mispred)
 	t.refill += t.cycle - issue - 1
 }
 
 // access runs the data access at ea of an operation described by in
 // through the TLB and the cache hierarchy.
-func (t *Timing) access(ea uint64, in *OpInfo, m *memResult) {
+func (t *Model) access(ea uint64, in *cpu.OpInfo, m *memResult) {
 	clear(t.hot[:]) // its looks may move or fill entries
 	p := t.Preset
 	xlat := uint64(p.TLB.Latency)
@@ -789,13 +675,13 @@ func (t *Timing) access(ea uint64, in *OpInfo, m *memResult) {
 		}
 	}
 	m.lat = xlat + mem
-	if in.Class == ClassStore && p.StoreBuf {
+	if in.Class == cpu.ClassStore && p.StoreBuf {
 		m.lat = xlat // the store buffer hides the cache
 	}
 }
 
 // branch runs the predictors for branch r whose successor is at next.
-func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
+func (t *Model) branch(r *cpu.Retired, next uint64, d *cpu.OpTiming) {
 	d.Taken = next != r.PC+uint64(r.Info.Size)
 	d.Next = next
 	if t.predict(r.Info, r.PC, next) {
@@ -808,19 +694,19 @@ func (t *Timing) branch(r *Retired, next uint64, d *OpTiming) {
 // predictors: a bimodal table for conditional branches (predictCond), a
 // direct-mapped target buffer for indirect branches (non-returns), a
 // return stack.
-func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
+func (t *Model) predict(in *cpu.OpInfo, pc, next uint64) bool {
 	fall := pc + uint64(in.Size)
 	taken := next != fall
-	if in.Flags&(OpReturn|OpIndirect|OpConditional) == OpConditional {
+	if in.Flags&(cpu.OpReturn|cpu.OpIndirect|cpu.OpConditional) == cpu.OpConditional {
 		return t.predictCond(t.bpIndex(pc), taken)
 	}
 	t.Stats.Branches++
-	if !taken && in.Flags&OpConditional != 0 {
+	if !taken && in.Flags&cpu.OpConditional != 0 {
 		t.Stats.NotTaken++
 	}
 	var miss bool
 	switch {
-	case in.Flags&OpReturn != 0:
+	case in.Flags&cpu.OpReturn != 0:
 		var want uint64
 		if t.rasN > 0 {
 			want = t.ras[t.rasTop&(rasSize-1)]
@@ -828,14 +714,14 @@ func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
 			t.rasN--
 		}
 		miss = want != next
-	case in.Flags&OpIndirect != 0:
-		if in.Flags&OpLink != 0 {
+	case in.Flags&cpu.OpIndirect != 0:
+		if in.Flags&cpu.OpLink != 0 {
 			t.push(fall)
 		}
 		e := &t.btb[(pc>>(t.PCShift&63))&uint64(len(t.btb)-1)]
 		miss = e.pc != pc || e.target != next // a branch the buffer does not hold mispredicts
 		e.pc, e.target = pc, next
-	case in.Flags&OpLink != 0:
+	case in.Flags&cpu.OpLink != 0:
 		t.push(fall)
 	}
 	if miss {
@@ -847,7 +733,7 @@ func (t *Timing) predict(in *OpInfo, pc, next uint64) bool {
 // predictCond runs the bimodal predictor for a conditional direct branch
 // at predictor index i, taken or not, and counts it; it reports a
 // misprediction.
-func (t *Timing) predictCond(i uint64, taken bool) bool {
+func (t *Model) predictCond(i uint64, taken bool) bool {
 	t.Stats.Branches++
 	c := &t.bp[i&uint64(len(t.bp)-1)]
 	miss := *c >= 2 != taken
@@ -864,7 +750,7 @@ func (t *Timing) predictCond(i uint64, taken bool) bool {
 }
 
 // bpIndex is the branch predictor's entry for a branch at pc.
-func (t *Timing) bpIndex(pc uint64) uint64 {
+func (t *Model) bpIndex(pc uint64) uint64 {
 	return (pc >> (t.PCShift & 63)) & uint64(len(t.bp)-1) // (the mask spares the shift check)
 }
 
@@ -876,14 +762,31 @@ type btbEntry struct{ pc, target uint64 }
 const rasSize = 16
 
 // push pushes a return address, dropping the oldest when the stack is full.
-func (t *Timing) push(ret uint64) {
+func (t *Model) push(ret uint64) {
 	t.rasTop++
 	t.ras[t.rasTop&(rasSize-1)] = ret
 	t.rasN = min(t.rasN+1, rasSize)
 }
 
-// hotLines is the size of Timing.hot (a power of two).
+// hotLines is the size of Model.hot (a power of two).
 const hotLines = 16
 
+// Enable makes a cold model of preset p for machine m and turns it on
+// (cpu.Machine.EnableTiming).
+func Enable(m *cpu.Machine, p *Preset) (*Model, error) {
+	t := New(p)
+	t.PCShift = uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))
+	if err := m.EnableTiming(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Of returns m's timing model (nil when it is off).
+func Of(m *cpu.Machine) *Model {
+	t, _ := m.Timing.(*Model)
+	return t
+}
+
 // Nanos converts cycles to virtual nanoseconds.
-func (t *Timing) Nanos(cycles uint64) uint64 { return cycles * 1000 / t.Preset.MHz }
+func (t *Model) Nanos(cycles uint64) uint64 { return cycles * 1000 / t.Preset.MHz }

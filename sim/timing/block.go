@@ -1,9 +1,10 @@
-package cpu
+package timing
 
 import (
 	"math/bits"
 	"slices"
 
+	"simrun/sim/cpu"
 	"simrun/sim/spe/codes"
 )
 
@@ -38,11 +39,11 @@ type timingBlock struct {
 	// from issue + 1 to its completion (its latency, at least 1) plus
 	// the preset's Mispred.
 	refill   uint64
-	bytes    uint64  // the run's length in bytes
-	lastOff  uint64  // the last operation's offset in bytes
-	lastInfo *OpInfo // its description
-	slots    int     // its length in Infos entries
-	issueC   uint64  // issue(last) = max(C + issueC, issue terms)
+	bytes    uint64      // the run's length in bytes
+	lastOff  uint64      // the last operation's offset in bytes
+	lastInfo *cpu.OpInfo // its description
+	slots    int         // its length in Infos entries
+	issueC   uint64      // issue(last) = max(C + issueC, issue terms)
 	// The lists below are packed as offset<<8 | register (mem: slot<<8
 	// | op). They sit together in the summariser's list slab (see
 	// summariser.take).
@@ -83,7 +84,7 @@ type timingBlock struct {
 	// A summary that ends with a conditional branch (condEnd) gets a
 	// long form once that branch is seen not taken longAfter times (seen
 	// counts): long runs on through it, and through any further ones, to
-	// where the run it was made from left straight-line code. Run takes
+	// where the run it was made from left straight-line code. TimeBatch takes
 	// the long form where the run goes on at least as far and the
 	// predictor holds every inner branch (at predictor index inner[k])
 	// as not taken: each then passes without a misprediction, and only
@@ -225,12 +226,12 @@ func (s *summariser) reset() {
 
 // staticLat is an operation's latency when its access hits the TLB and
 // the L1D.
-func (t *Timing) staticLat(in *OpInfo) uint64 {
+func (t *Model) staticLat(in *cpu.OpInfo) uint64 {
 	p := t.Preset
-	lat := uint64(p.Lat[in.Unit&(numUnits-1)])
+	lat := uint64(p.Lat[in.Unit&(cpu.NumUnits-1)])
 	if in.Access != 0 {
 		lat += uint64(p.TLB.Latency)
-		if in.Class != ClassStore || !p.StoreBuf {
+		if in.Class != cpu.ClassStore || !p.StoreBuf {
 			lat += uint64(p.L1D.Latency)
 		}
 	}
@@ -243,7 +244,7 @@ func (t *Timing) staticLat(in *OpInfo) uint64 {
 // operations (they were not taken). When the batch may end inside the
 // run (cut) and does, or the run reads too many registers, it returns nil
 // and how many operations (the run's, or all avail) to time one by one.
-func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through bool, shift uint) (*timingBlock, int) {
+func (t *Model) buildBlock(infos []cpu.OpInfo, pc uint64, avail int, cut, through bool, shift uint) (*timingBlock, int) {
 	if cut && blockEnd(infos, avail, cut, through, shift) < 0 {
 		return nil, avail // (the batch's end comes first: no summary)
 	}
@@ -256,7 +257,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 	for j := 0; j < avail && j < maxBlock; j++ {
 		in := &infos[slot]
 		last := endsBlock(in, j, avail, cut, through)
-		if in.Class == ClassBranch && !last { // a long form's inner branch
+		if in.Class == cpu.ClassBranch && !last { // a long form's inner branch
 			sm.inner = append(sm.inner, t.bpIndex(pc+off))
 		}
 		// dispatch: the cycle after the last issue (C for the first)
@@ -270,7 +271,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		slack := uint64(issue.v[0])
 		for k := 0; k < 4; k++ {
 			r := in.SrcReg(k)
-			if r == RegNone { // (AddSrc packs them from the first)
+			if r == cpu.RegNone { // (AddSrc packs them from the first)
 				break
 			}
 			if x := sm.regExpr[r]; x != 0 {
@@ -290,7 +291,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		lat := t.staticLat(in)
 		for d := 0; d < 3; d++ {
 			r := in.DstReg(d)
-			if r == regSink { // (AddDst packs them from the first)
+			if r == cpu.RegSink { // (AddDst packs them from the first)
 				break
 			}
 			if sm.regExpr[r] == 0 {
@@ -303,9 +304,9 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 		}
 		if last {
 			end = j + 1
-			b.n, b.gen, b.bytes, b.lastOff, b.slots = int32(end), t.CodeGen, off+uint64(in.Size), off, slot+infoSlots(in, shift)
+			b.n, b.gen, b.bytes, b.lastOff, b.slots = int32(end), t.codeGen, off+uint64(in.Size), off, slot+in.Slots(shift)
 			b.lastInfo, b.refill = in, lat+uint64(t.Preset.Mispred)-1
-			b.branch = in.Class == ClassBranch
+			b.branch = in.Class == cpu.ClassBranch
 			b.cond = innerBranch(in)
 			b.jump = jumpBranch(in)
 			b.condEnd = !through && b.cond
@@ -313,7 +314,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 			break
 		}
 		off += uint64(in.Size)
-		slot += infoSlots(in, shift)
+		slot += in.Slots(shift)
 	}
 	if end < 0 { // (cut: checked above)
 		return nil, avail
@@ -332,7 +333,7 @@ func (t *Timing) buildBlock(infos []OpInfo, pc uint64, avail int, cut, through b
 			}
 		}
 		if j < issue.n && issue.v[j] >= 0 {
-			sm.terms = append(sm.terms, uint64(issue.v[j])<<8|regSink)
+			sm.terms = append(sm.terms, uint64(issue.v[j])<<8|cpu.RegSink)
 		}
 		sm.ends = append(sm.ends, uint64(len(sm.terms)))
 	}
@@ -373,41 +374,41 @@ func carve(buf, list []uint64) (out, rest []uint64) {
 
 // endsBlock reports whether the j-th operation of a run to summarise,
 // described by in, ends the summary (see buildBlock).
-func endsBlock(in *OpInfo, j, avail int, cut, through bool) bool {
+func endsBlock(in *cpu.OpInfo, j, avail int, cut, through bool) bool {
 	inner := through && j < avail-1 && innerBranch(in)
-	return (in.Class == ClassBranch && !inner) || in.Unit == UnitSys || in.Varies || j == maxBlock-1 || (j == avail-1 && !cut)
+	return (in.Class == cpu.ClassBranch && !inner) || in.Unit == cpu.UnitSys || in.Varies || j == maxBlock-1 || (j == avail-1 && !cut)
 }
 
 // blockEnd is the length of the summary buildBlock would make, or -1 if
 // the run reaches avail first (cut: the batch ends inside it).
-func blockEnd(infos []OpInfo, avail int, cut, through bool, shift uint) int {
+func blockEnd(infos []cpu.OpInfo, avail int, cut, through bool, shift uint) int {
 	slot := 0
 	for j := 0; j < avail && j < maxBlock; j++ {
 		if endsBlock(&infos[slot], j, avail, cut, through) {
 			return j + 1
 		}
-		slot += infoSlots(&infos[slot], shift)
+		slot += infos[slot].Slots(shift)
 	}
 	return -1
 }
 
 // innerBranch reports whether an operation described by in can be a long
 // form's inner branch: a conditional direct branch.
-func innerBranch(in *OpInfo) bool {
-	return in.Class == ClassBranch && in.Flags&(OpConditional|OpReturn|OpIndirect|OpLink) == OpConditional
+func innerBranch(in *cpu.OpInfo) bool {
+	return in.Class == cpu.ClassBranch && in.Flags&(cpu.OpConditional|cpu.OpReturn|cpu.OpIndirect|cpu.OpLink) == cpu.OpConditional
 }
 
 // jumpBranch reports whether an operation described by in is a jump: an
 // unconditional direct branch without a link.
-func jumpBranch(in *OpInfo) bool {
-	return in.Class == ClassBranch && in.Flags&(OpConditional|OpReturn|OpIndirect|OpLink) == 0
+func jumpBranch(in *cpu.OpInfo) bool {
+	return in.Class == cpu.ClassBranch && in.Flags&(cpu.OpConditional|cpu.OpReturn|cpu.OpIndirect|cpu.OpLink) == 0
 }
 
 // extend makes a long form of blk, the summary of the operations
 // described by infos[0] on, at pc, whose closing conditional branch was
 // just not taken: the run it is in goes on for avail operations from pc
 // (cut: the batch may end inside it).
-func (t *Timing) extend(blk *timingBlock, infos []OpInfo, pc uint64, avail int, cut bool, shift uint) {
+func (t *Model) extend(blk *timingBlock, infos []cpu.OpInfo, pc uint64, avail int, cut bool, shift uint) {
 	if blk.seen++; blk.seen < longAfter {
 		return
 	}
@@ -428,7 +429,7 @@ const longAfter = 16
 
 // predicted reports whether the predictor holds each of l's inner
 // branches as not taken.
-func (t *Timing) predicted(l *timingBlock) bool {
+func (t *Model) predicted(l *timingBlock) bool {
 	for _, x := range l.inner {
 		if t.bp[x&uint64(len(t.bp)-1)] >= 2 {
 			return false
@@ -440,11 +441,11 @@ func (t *Timing) predicted(l *timingBlock) bool {
 // blockAccesses makes the data accesses of a run (summarised by b, its
 // operations described by infos[0] on, its values vals) from b.mem[from]
 // on, the ones before having hit the TLB and the most recently used L1D
-// line of their set (Run checks that inline). It reports whether all
+// line of their set (TimeBatch checks that inline). It reports whether all
 // hit the TLB and the L1D; if not, the results wait in t.res for the
 // operation-by-operation path. Accesses that hit are counted once per
 // run.
-func (t *Timing) blockAccesses(infos []OpInfo, vals []uint64, b *timingBlock, from int) bool {
+func (t *Model) blockAccesses(infos []cpu.OpInfo, vals []uint64, b *timingBlock, from int) bool {
 	tlb, l1 := t.tlb, t.l1
 	clear(t.hot[:]) // the looks below may move or fill entries
 	for k := from; k < len(b.mem); k++ {
@@ -460,11 +461,11 @@ func (t *Timing) blockAccesses(infos []OpInfo, vals []uint64, b *timingBlock, fr
 
 // accessRest makes the accesses of a run from b.mem[k] on in full, the
 // ones before having hit, and reports whether all hit.
-func (t *Timing) accessRest(infos []OpInfo, vals []uint64, b *timingBlock, k int) bool {
+func (t *Model) accessRest(infos []cpu.OpInfo, vals []uint64, b *timingBlock, k int) bool {
 	p := t.Preset
 	for h, m := range b.mem[:k] {
 		lat := uint64(p.TLB.Latency)
-		if infos[memSlot(m)].Class != ClassStore || !p.StoreBuf {
+		if infos[memSlot(m)].Class != cpu.ClassStore || !p.StoreBuf {
 			lat += uint64(p.L1D.Latency)
 		}
 		t.res[h] = memResult{lat: lat, xlat: uint32(p.TLB.Latency), events: codes.EvTLBAccess | codes.EvL1DAccess, ds: codes.DSL1D}
@@ -488,7 +489,7 @@ func (t *Timing) accessRest(infos []OpInfo, vals []uint64, b *timingBlock, k int
 // (t.pend, entered at t.pendC) until anything else is timed (flush), so a
 // loop body with b.again timed right after itself without a misprediction
 // needs no look at the registers at all.
-func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
+func (t *Model) runBlock(b *timingBlock, pc, next uint64) {
 	c := t.cycle
 	issue := c + b.issueC
 	if t.pend == b && b.again && c == t.pendC+b.issueC+1 {
@@ -513,7 +514,7 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 		}
 	}
 	t.cycle = issue + 1
-	if len(b.inner) > 0 { // not taken, predicted (Run checked)
+	if len(b.inner) > 0 { // not taken, predicted (TimeBatch checked)
 		for _, x := range b.inner {
 			t.bp[x&uint64(len(t.bp)-1)] = 0
 		}
@@ -539,7 +540,7 @@ func (t *Timing) runBlock(b *timingBlock, pc, next uint64) {
 // timed from now on dispatches earlier, so it reads the same as any
 // other such value. When no register is ready later than now (the
 // horizon), the writes of such values are skipped.
-func (t *Timing) flush() {
+func (t *Model) flush() {
 	if b := t.pend; b != nil {
 		t.writePending(b, t.cycle)
 		t.pend = nil
@@ -548,7 +549,7 @@ func (t *Timing) flush() {
 
 // writePending makes the register writes of b, the pending run, at the
 // current cycle now (flush's work; it leaves t.pend to the caller).
-func (t *Timing) writePending(b *timingBlock, now uint64) {
+func (t *Model) writePending(b *timingBlock, now uint64) {
 	c, list := t.pendC, b.static
 	if t.horizon <= now {
 		list = b.tail // the cycle is past c + issueC: the rest is ready
@@ -562,7 +563,7 @@ func (t *Timing) writePending(b *timingBlock, now uint64) {
 // lateBlock evaluates b's summary with the inputs that are late: ready
 // after their first reader's static issue cycle (see timingBlock.in).
 // The others raise nothing above its static offset.
-func (t *Timing) lateBlock(b *timingBlock, c uint64, issueOut *uint64) {
+func (t *Model) lateBlock(b *timingBlock, c uint64, issueOut *uint64) {
 	ready, late := &t.ready, t.late[:0]
 	for j, tm := range b.in { // (read before the writes below)
 		if r := ready[uint8(tm)]; r > c+tm>>8 {
@@ -573,7 +574,7 @@ func (t *Timing) lateBlock(b *timingBlock, c uint64, issueOut *uint64) {
 		ready[uint8(o)] = c + o>>8
 	}
 	horizon := max(t.horizon, c+b.maxOff)
-	ready[regSink] = *issueOut // (written by every sink, never read)
+	ready[cpu.RegSink] = *issueOut // (written by every sink, never read)
 	for _, l := range late {
 		j, r := l&0xff, l>>8
 		from := uint64(0)
@@ -587,5 +588,5 @@ func (t *Timing) lateBlock(b *timingBlock, c uint64, issueOut *uint64) {
 		}
 	}
 	t.horizon = horizon
-	*issueOut = ready[regSink]
+	*issueOut = ready[cpu.RegSink]
 }

@@ -1,30 +1,34 @@
-package cpu
+package timing
 
-import "testing"
+import (
+	"testing"
+
+	"simrun/sim/cpu"
+)
 
 // TestPredictorIndexByAlignment: two conditional branches a halfword
 // apart (s390x), one always taken and one never, train separate counters
 // with PCShift 1; indexed by pc>>2 they share one and keep mispredicting.
 func TestPredictorIndexByAlignment(t *testing.T) {
 	p, _ := PresetByName("neoverse-n1")
-	cond := NewOpInfo(2)
-	cond.Class, cond.Unit, cond.Flags = ClassBranch, UnitBranch, OpConditional
-	jump := NewOpInfo(4)
-	jump.Class, jump.Unit = ClassBranch, UnitBranch
+	cond := cpu.NewOpInfo(2)
+	cond.Class, cond.Unit, cond.Flags = cpu.ClassBranch, cpu.UnitBranch, cpu.OpConditional
+	jump := cpu.NewOpInfo(4)
+	jump.Class, jump.Unit = cpu.ClassBranch, cpu.UnitBranch
 	// A@0x1000 taken to X@0x2000, X jumps to B@0x1002, B falls through to
 	// C@0x1004, C jumps back to A.
-	var ops []Retired
+	var ops []cpu.Retired
 	for i := 0; i < 64; i++ {
-		ops = append(ops, Retired{Info: &cond, PC: 0x1000}, Retired{Info: &jump, PC: 0x2000},
-			Retired{Info: &cond, PC: 0x1002}, Retired{Info: &jump, PC: 0x1004})
+		ops = append(ops, cpu.Retired{Info: &cond, PC: 0x1000}, cpu.Retired{Info: &jump, PC: 0x2000},
+			cpu.Retired{Info: &cond, PC: 0x1002}, cpu.Retired{Info: &jump, PC: 0x1004})
 	}
 	mispredicts := func(shift uint) uint64 {
-		tm := NewTiming(p)
+		tm := New(p)
 		tm.PCShift = shift
-		b := BatchOf(ops, shift)
-		tm.Run(b, 0x1000, nil, nil) // warm-up
+		b := cpu.BatchOf(ops, shift)
+		tm.TimeBatch(b, 0x1000, nil, nil) // warm-up
 		before := tm.Stats.Mispredicts
-		tm.Run(b, 0x1000, nil, nil)
+		tm.TimeBatch(b, 0x1000, nil, nil)
 		return tm.Stats.Mispredicts - before
 	}
 	if n := mispredicts(1); n != 0 {
@@ -40,8 +44,8 @@ func TestPredictorIndexByAlignment(t *testing.T) {
 // to the same entry, keep mispredicting; two in different entries do not.
 func TestTargetBuffer(t *testing.T) {
 	p, _ := PresetByName("neoverse-n1")
-	ind := NewOpInfo(4)
-	ind.Class, ind.Unit, ind.Flags = ClassBranch, UnitBranch, OpIndirect
+	ind := cpu.NewOpInfo(4)
+	ind.Class, ind.Unit, ind.Flags = cpu.ClassBranch, cpu.UnitBranch, cpu.OpIndirect
 	entries := uint64(1) << p.BTBBits
 	alias := 0x1000 + entries<<2 // same entry as 0x1000 with PCShift 2
 	cases := []struct {
@@ -54,29 +58,29 @@ func TestTargetBuffer(t *testing.T) {
 		{"two branches, one entry", []uint64{0x1000, alias}, true},
 	}
 	for _, c := range cases {
-		var ops []Retired
+		var ops []cpu.Retired
 		for i := 0; i < 32; i++ {
 			for _, pc := range c.pcs {
-				ops = append(ops, Retired{Info: &ind, PC: pc})
+				ops = append(ops, cpu.Retired{Info: &ind, PC: pc})
 			}
 		}
-		tm := NewTiming(p)
-		b := BatchOf(ops, 2)
-		tm.Run(b, c.pcs[0], nil, nil) // warm-up
+		tm := New(p)
+		b := cpu.BatchOf(ops, 2)
+		tm.TimeBatch(b, c.pcs[0], nil, nil) // warm-up
 		before := tm.Stats.Mispredicts
-		tm.Run(b, c.pcs[0], nil, nil)
+		tm.TimeBatch(b, c.pcs[0], nil, nil)
 		if got := tm.Stats.Mispredicts - before; (got != 0) != c.want {
 			t.Errorf("%s: %d mispredictions after training", c.name, got)
 		}
 	}
 	// One branch alternating between two targets.
-	var ops []Retired
+	var ops []cpu.Retired
 	for i := 0; i < 32; i++ {
-		ops = append(ops, Retired{Info: &ind, PC: 0x1000}, Retired{Info: &ind, PC: 0x3000},
-			Retired{Info: &ind, PC: 0x1000}, Retired{Info: &ind, PC: 0x4000})
+		ops = append(ops, cpu.Retired{Info: &ind, PC: 0x1000}, cpu.Retired{Info: &ind, PC: 0x3000},
+			cpu.Retired{Info: &ind, PC: 0x1000}, cpu.Retired{Info: &ind, PC: 0x4000})
 	}
-	tm := NewTiming(p)
-	tm.Run(BatchOf(ops, 2), 0x1000, nil, nil)
+	tm := New(p)
+	tm.TimeBatch(cpu.BatchOf(ops, 2), 0x1000, nil, nil)
 	if tm.Stats.Mispredicts < uint64(len(ops))/2 {
 		t.Errorf("alternating targets: %d mispredictions of %d branches", tm.Stats.Mispredicts, len(ops))
 	}
@@ -84,8 +88,8 @@ func TestTargetBuffer(t *testing.T) {
 
 // testOp describes a 4-byte operation of class on unit that writes dst
 // and reads srcs (RegNone: none).
-func testOp(class OpClass, unit Unit, dst uint8, srcs ...uint8) OpInfo {
-	in := NewOpInfo(4)
+func testOp(class cpu.OpClass, unit cpu.Unit, dst uint8, srcs ...uint8) cpu.OpInfo {
+	in := cpu.NewOpInfo(4)
 	in.Class, in.Unit = class, unit
 	for _, r := range srcs {
 		in.AddSrc(r)
@@ -101,29 +105,29 @@ func testOp(class OpClass, unit Unit, dst uint8, srcs ...uint8) OpInfo {
 // the same.
 func TestStallCycles(t *testing.T) {
 	p, _ := PresetByName("slow-memory")
-	load := testOp(ClassLoad, UnitLoad, 1, 2)
+	load := testOp(cpu.ClassLoad, cpu.UnitLoad, 1, 2)
 	load.Access = 8
-	mul := testOp(ClassOther, UnitMul, 2, 1)
-	cond := testOp(ClassBranch, UnitBranch, RegNone)
-	cond.Flags = OpConditional
-	jump := testOp(ClassBranch, UnitBranch, RegNone)
-	var ops []Retired
+	mul := testOp(cpu.ClassOther, cpu.UnitMul, 2, 1)
+	cond := testOp(cpu.ClassBranch, cpu.UnitBranch, cpu.RegNone)
+	cond.Flags = cpu.OpConditional
+	jump := testOp(cpu.ClassBranch, cpu.UnitBranch, cpu.RegNone)
+	var ops []cpu.Retired
 	x := uint64(1)
 	for i := 0; i < 200; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
-		ops = append(ops, Retired{Info: &load, PC: 0x1000, EA: x >> 40 &^ 7}, Retired{Info: &mul, PC: 0x1004},
-			Retired{Info: &cond, PC: 0x1008})
+		ops = append(ops, cpu.NewRetired(&load, 0x1000, x>>40&^7), cpu.Retired{Info: &mul, PC: 0x1004},
+			cpu.Retired{Info: &cond, PC: 0x1008})
 		if x>>63 != 0 { // falls through to a jump back
-			ops = append(ops, Retired{Info: &jump, PC: 0x100c})
+			ops = append(ops, cpu.Retired{Info: &jump, PC: 0x100c})
 		}
 	}
 	want := make([]int, len(ops))
 	for i := range want {
 		want[i] = i
 	}
-	detailed := NewTiming(p)
-	out := make([]OpTiming, len(ops))
-	detailed.Run(BatchOf(ops, 2), 0x1000, want, out)
+	detailed := New(p)
+	out := make([]cpu.OpTiming, len(ops))
+	detailed.TimeBatch(cpu.BatchOf(ops, 2), 0x1000, want, out)
 	var sum uint64
 	for _, d := range out {
 		sum += d.Issue - d.Dispatch
@@ -134,8 +138,8 @@ func TestStallCycles(t *testing.T) {
 	if detailed.Stats.Mispredicts == 0 || detailed.Stats.L1DRefill == 0 {
 		t.Errorf("the case needs mispredictions and misses: %+v", detailed.Stats)
 	}
-	summarised := NewTiming(p)
-	summarised.Run(BatchOf(ops, 2), 0x1000, nil, nil)
+	summarised := New(p)
+	summarised.TimeBatch(cpu.BatchOf(ops, 2), 0x1000, nil, nil)
 	if summarised.Stats != detailed.Stats {
 		t.Errorf("summarised %+v, detailed %+v", summarised.Stats, detailed.Stats)
 	}
@@ -150,20 +154,20 @@ func TestLongForm(t *testing.T) {
 	p, _ := PresetByName("neoverse-n1")
 	// 0x1000 ldr x1,[x2]; add x3,x1; b.cond 0x1014; mul x2,x3; add x4,x2;
 	// 0x1014 b.cond 0x1000 (the loop)
-	code := []OpInfo{
-		testOp(ClassLoad, UnitLoad, 1, 2), testOp(ClassOther, UnitALU, 3, 1), testOp(ClassBranch, UnitBranch, RegNone),
-		testOp(ClassOther, UnitMul, 2, 3), testOp(ClassOther, UnitALU, 4, 2), testOp(ClassBranch, UnitBranch, RegNone),
+	code := []cpu.OpInfo{
+		testOp(cpu.ClassLoad, cpu.UnitLoad, 1, 2), testOp(cpu.ClassOther, cpu.UnitALU, 3, 1), testOp(cpu.ClassBranch, cpu.UnitBranch, cpu.RegNone),
+		testOp(cpu.ClassOther, cpu.UnitMul, 2, 3), testOp(cpu.ClassOther, cpu.UnitALU, 4, 2), testOp(cpu.ClassBranch, cpu.UnitBranch, cpu.RegNone),
 	}
 	code[0].Access = 8
-	code[2].Flags, code[5].Flags = OpConditional, OpConditional
+	code[2].Flags, code[5].Flags = cpu.OpConditional, cpu.OpConditional
 	// batches of iterations; the inner branch is taken in runs of a few
 	// iterations now and then, so its counter moves both ways.
-	var batches []*Batch
+	var batches []*cpu.Batch
 	x := uint64(7)
 	for k := 0; k < 40; k++ {
-		b := newBatch(LogBatch, 2)
+		b := cpu.NewBatch(cpu.LogBatch, 2)
 		n := 0
-		for n+6 <= LogBatch-6 {
+		for n+6 <= cpu.LogBatch-6 {
 			x = x*6364136223846793005 + 1442695040888963407
 			b.Begin(code, 0x1000, uint64(n))
 			b.Vals[n] = 0x8000 + x>>52&^7
@@ -175,16 +179,16 @@ func TestLongForm(t *testing.T) {
 			}
 			n += 6
 		}
-		b.finish(n)
+		b.Finish(n)
 		batches = append(batches, b)
 	}
-	run := func(noBlocks bool, want []int) (*Timing, []OpTiming) {
-		tm := NewTiming(p)
+	run := func(noBlocks bool, want []int) (*Model, []cpu.OpTiming) {
+		tm := New(p)
 		tm.NoBlocks = noBlocks
-		var out []OpTiming
+		var out []cpu.OpTiming
 		for _, b := range batches {
-			o := make([]OpTiming, len(want))
-			tm.Run(b, 0x1000, want, o)
+			o := make([]cpu.OpTiming, len(want))
+			tm.TimeBatch(b, 0x1000, want, o)
 			out = append(out, o...)
 		}
 		return tm, out
@@ -200,7 +204,7 @@ func TestLongForm(t *testing.T) {
 			t.Errorf("wanted operation %d: summarised %+v, alone %+v", k, outSummarised[k], outAlone[k])
 		}
 	}
-	if code[0].blk == nil || code[0].blk.long == nil || len(code[0].blk.long.inner) != 1 {
+	if blk := (*timingBlock)(code[0].Summary); blk == nil || blk.long == nil || len(blk.long.inner) != 1 {
 		t.Fatalf("no long form with one inner branch")
 	}
 	if alone.Stats.Mispredicts == 0 || alone.Stats.NotTaken == 0 {

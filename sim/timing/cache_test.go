@@ -1,4 +1,4 @@
-package cpu
+package timing
 
 import (
 	"math/rand"
