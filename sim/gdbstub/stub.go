@@ -45,6 +45,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/replay"
 )
 
 // Stub serves one gdb connection for one process.
@@ -77,6 +78,13 @@ type Stub struct {
 
 	interruptReq atomic.Bool // gdb sent 0x03
 	hostStop     atomic.Bool // the host asked simrun to stop (Interrupt)
+
+	// Interval and HistoryLimit override the history's snapshot interval
+	// (instructions) and memory bound (bytes) for reverse execution (0:
+	// replay.DefaultInterval, replay.DefaultLimit); set before Serve.
+	Interval, HistoryLimit uint64
+	hist                   *replay.History // nil: no reverse execution (histOff says why)
+	histOff                string
 }
 
 // watch is a Z2 (write), Z3 (read) or Z4 (access) watchpoint.
@@ -123,13 +131,19 @@ func (s *Stub) Interrupt() {
 // process, faults stop the guest for gdb first.
 type catcher struct{ s *Stub }
 
-func (k catcher) Syscall(m *cpu.Machine) { k.s.inner.Syscall(m) }
+func (k catcher) Syscall(m *cpu.Machine) {
+	k.s.begin()
+	k.s.inner.Syscall(m)
+	k.s.end(replay.Syscall, false)
+}
 
 // Preempt and ThreadList pass the scheduler's hooks through: the machine
 // switches threads at a quantum's end while gdb is attached too.
 func (k catcher) Preempt(m *cpu.Machine) {
 	if pr, ok := k.s.inner.(cpu.Preempter); ok {
+		k.s.begin()
 		pr.Preempt(m)
+		k.s.end(replay.Boundary, false)
 	}
 }
 
@@ -164,6 +178,7 @@ func (s *Stub) Serve() (*cpu.Exit, error) {
 	s.base = s.m.Observer
 	s.m.Kernel = catcher{s}
 	s.catching = true
+	s.startHistory()
 	defer func() {
 		s.m.Kernel = s.inner
 		s.m.Observer = s.base
@@ -263,7 +278,7 @@ func exitReply(e *cpu.Exit) string {
 	return fmt.Sprintf("W%02x", e.Status&0xff)
 }
 
-const supported = "PacketSize=4000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;qXfer:threads:read+;swbreak+;hwbreak+;vContSupported+"
+const supported = "PacketSize=4000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;qXfer:threads:read+;swbreak+;hwbreak+;vContSupported+;ReverseStep+;ReverseContinue+"
 
 // handle answers one packet. done: the stub is finished: exit != nil
 // for the program's end, nil for a detach.
@@ -278,17 +293,22 @@ func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
 	case 'g':
 		s.sendBytes(s.readRegs())
 	case 'G':
-		s.send(s.writeRegs(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeRegs(pkt[1:]) }))
 	case 'p':
 		s.send(s.readReg(pkt[1:]))
 	case 'P':
-		s.send(s.writeReg(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeReg(pkt[1:]) }))
 	case 'm':
 		s.send(s.readMem(pkt[1:]))
 	case 'M':
-		s.send(s.writeMemHex(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeMemHex(pkt[1:]) }))
 	case 'X':
-		s.send(s.writeMemBin(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeMemBin(pkt[1:]) }))
+	case 'b':
+		if pkt == "bs" || pkt == "bc" {
+			return s.reverse(pkt == "bc")
+		}
+		s.send("")
 	case 'H':
 		s.send(s.setThread(pkt[1:]))
 	case 'T':
@@ -340,6 +360,7 @@ func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
 // kill ends the program as SIGKILL would.
 func (s *Stub) kill() (*cpu.Exit, bool, error) {
 	fmt.Fprintln(s.notes, "simrun: gdb killed the program")
+	s.toNewest()
 	s.fault = nil
 	s.m.EndFault(&cpu.Fault{PC: s.m.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
 		Err: errors.New("killed by gdb")})
@@ -599,7 +620,9 @@ func (s *Stub) setPC(addr string) string {
 	if err != nil {
 		return "E01"
 	}
-	s.m.Core.SetPC(a)
+	if r := s.edit(func() string { s.m.Core.SetPC(a); return "" }); r != "" {
+		return r
+	}
 	return ""
 }
 
