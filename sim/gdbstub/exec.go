@@ -225,6 +225,12 @@ func (s *Stub) observe(m *cpu.Machine) error {
 	}
 	if len(s.watches) > 0 {
 		s.checkWatch(m)
+		if s.armed.on && s.lay.watchBefore {
+			// gdb steps over the access itself (layout.watchBefore).
+			s.stop = s.stopReply(cpu.SIGTRAP, s.watchReason())
+			s.armed.on = false
+			return errStop
+		}
 	}
 	if s.base != nil {
 		return s.base(m)

@@ -143,6 +143,13 @@ func (s *Stub) reverse(cont bool) (*cpu.Exit, bool, error) {
 	}
 	if w, ok := s.watchAccess(s.m); ok {
 		s.armed = w
+		if s.lay.watchBefore {
+			// Reported before the access in the direction of execution,
+			// after it in the program's: gdb then steps back over it.
+			if err := h.Seek(t+1, nil); err != nil {
+				return s.replayFailed(err)
+			}
+		}
 		return s.stopped(cpu.SIGTRAP, s.watchReason())
 	}
 	return s.stopped(cpu.SIGTRAP, "")
@@ -150,8 +157,9 @@ func (s *Stub) reverse(cont bool) (*cpu.Exit, bool, error) {
 
 // hitBack reports whether reverse-continue stops at the machine's state:
 // the pc at a breakpoint, or the next instruction accessing a watched
-// range (going backwards, a watchpoint stops before the access, where
-// the old value is still in memory).
+// range (going backwards, a watchpoint ends up before the access, where
+// the old value is still in memory; with layout.watchBefore the report
+// comes after it and gdb steps back over it).
 func (s *Stub) hitBack(m *cpu.Machine) bool {
 	if _, ok := s.bps[m.Core.PC()]; ok {
 		return true
