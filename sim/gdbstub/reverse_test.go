@@ -1,0 +1,153 @@
+package gdbstub
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/sim/replay"
+)
+
+// TestReverse: bs returns to the registers seen going forward; bc stops
+// at the breakpoint hits met backwards and then at the start of the
+// history (replaylog:begin); nothing can be written in the past; s and
+// c replay forward, stopping at the same breakpoints, and the run goes
+// live at the newest point and ends as without gdb, its output written
+// once.
+func TestReverse(t *testing.T) {
+	for arch, path := range progs {
+		t.Run(arch, func(t *testing.T) {
+			cl := start(t, path, "5")
+			cl.noAck()
+			require.Contains(t, cl.req("qSupported:swbreak+"), ";ReverseStep+;ReverseContinue+")
+			tid := fmt.Sprintf("%x", cl.p.PID())
+			stop := "T05thread:" + tid + ";"
+			hit := "T05swbreak:;thread:" + tid + ";"
+			fib := symbol(t, path, "fib_rec")
+			clock := func() uint64 { return replay.Clock(cl.p.Machine) }
+
+			// Going back from the very start: nothing to go back to.
+			require.Equal(t, "T05replaylog:begin;thread:"+tid+";", cl.req("bs"))
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", fib)))
+			// gdb steps over a breakpoint at the pc with it removed (a
+			// continue from it stops at once).
+			over := func() {
+				require.Equal(t, "OK", cl.req(fmt.Sprintf("z0,%x,4", fib)))
+				require.Equal(t, stop, cl.req("s"))
+				require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", fib)))
+			}
+			require.Equal(t, hit, cl.req("c"))
+			first := clock()
+			over()
+			require.Equal(t, hit, cl.req("c"))
+			second := clock()
+			require.Greater(t, second, first)
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("z0,%x,4", fib)))
+			var regs []string
+			for i := range 4 {
+				if i > 0 {
+					require.Equal(t, stop, cl.req("s"))
+				}
+				regs = append(regs, cl.req("g"))
+			}
+			require.Equal(t, second+3, clock())
+			out := cl.out.String()
+
+			for i := 2; i >= 0; i-- {
+				require.Equal(t, stop, cl.req("bs"))
+				require.Equal(t, regs[i], cl.req("g"), "back to the registers after %d steps", i)
+			}
+			require.Equal(t, second, clock())
+			// The past cannot be changed.
+			require.Equal(t, "E01", cl.req(fmt.Sprintf("P%x=%s", pcReg(arch), cl.req(fmt.Sprintf("p%x", pcReg(arch))))))
+			require.Equal(t, "E01", cl.req("M"+fmt.Sprintf("%x", symbol(t, path, "olen"))+",1:01"))
+			// A step forward in the past replays one instruction.
+			require.Equal(t, stop, cl.req("s"))
+			require.Equal(t, regs[1], cl.req("g"))
+			require.Equal(t, stop, cl.req("bs"))
+
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", fib)))
+			require.Equal(t, hit, cl.req("bc"))
+			require.Equal(t, first, clock())
+			require.Equal(t, fib, cl.reg(pcReg(arch)))
+			require.Equal(t, "T05replaylog:begin;thread:"+tid+";", cl.req("bc"))
+			require.Equal(t, uint64(0), clock())
+			// Forward again: the same breakpoint hits, replayed.
+			require.Equal(t, hit, cl.req("c"))
+			require.Equal(t, first, clock())
+			over()
+			require.Equal(t, hit, cl.req("c"))
+			require.Equal(t, second, clock())
+			require.Equal(t, regs[0], cl.req("g"))
+			require.Equal(t, out, cl.out.String(), "the replay wrote nothing")
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("z0,%x,4", fib)))
+
+			want, wantOut := plain(t, path, "5")
+			require.Equal(t, exitReply(want), cl.req("c"))
+			r := cl.wait()
+			require.NoError(t, r.err)
+			require.Equal(t, want.Status, r.exit.Status)
+			require.Equal(t, wantOut, cl.out.String(), "the output, once")
+		})
+	}
+}
+
+// TestReverseWatch: bc stops at the last write to a watched global
+// before the current point: on s390x before the store, on arm64 after
+// it (gdb then steps back over it, layout.watchBefore).
+func TestReverseWatch(t *testing.T) {
+	for arch, path := range progs {
+		t.Run(arch, func(t *testing.T) {
+			cl := start(t, path, "5")
+			cl.noAck()
+			tid := fmt.Sprintf("%x", cl.p.PID())
+			olen := symbol(t, path, "olen")
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z2,%x,8", olen)))
+			watch := fmt.Sprintf("T05watch:%x;thread:%s;", olen, tid)
+			require.Equal(t, watch, cl.req("c"))
+			at := replay.Clock(cl.p.Machine) // before the store on arm64, after on s390x
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("z2,%x,8", olen)))
+			for range 5 {
+				require.Equal(t, "T05thread:"+tid+";", cl.req("s"))
+			}
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z2,%x,8", olen)))
+			require.Equal(t, watch, cl.req("bc"))
+			back := replay.Clock(cl.p.Machine)
+			v, ok := cl.p.Mem.Load(olen, 8, cl.p.Arch.ByteOrder)
+			require.True(t, ok)
+			if arch == "arm64" {
+				require.Equal(t, at+1, back, "after the store")
+				require.NotZero(t, v)
+				// gdb steps back over the store with the watchpoint removed.
+				require.Equal(t, "OK", cl.req(fmt.Sprintf("z2,%x,8", olen)))
+				require.Equal(t, "T05thread:"+tid+";", cl.req("bs"))
+				require.Equal(t, "OK", cl.req(fmt.Sprintf("Z2,%x,8", olen)))
+				v, ok = cl.p.Mem.Load(olen, 8, cl.p.Arch.ByteOrder)
+				require.True(t, ok)
+				require.Zero(t, v)
+			} else {
+				require.Equal(t, at-1, back, "before the store")
+				require.Zero(t, v)
+			}
+			require.Equal(t, "T05replaylog:begin;thread:"+tid+";", cl.req("bc"))
+		})
+	}
+}
+
+// TestReverseRefusedWithThreads: once a program has a second thread,
+// bs and bc answer an error instead of a wrong answer.
+func TestReverseRefusedWithThreads(t *testing.T) {
+	for arch, path := range threadProgs {
+		t.Run(arch, func(t *testing.T) {
+			cl := start(t, path)
+			cl.noAck()
+			work := symbol(t, path, "work")
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", work)))
+			require.Regexp(t, `^T05swbreak:;thread:`, cl.req("c"))
+			require.Greater(t, len(cl.p.ThreadIDs()), 1)
+			require.Equal(t, "E01", cl.req("bs"))
+			require.Equal(t, "E01", cl.req("bc"))
+		})
+	}
+}
