@@ -9,13 +9,15 @@
 // qXfer:threads:read, qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc,
 // T, qRcmd (monitor insns), '?', g/G, p/P,
 // m/M/X, Z0/Z1 breakpoints, Z2/Z3/Z4 watchpoints, s/c/S/C, vCont and
-// vCont?, k/vKill, D and the 0x03 interrupt. See docs/gdb.md.
+// vCont?, bs/bc (reverse execution, reverse.go), k/vKill, D and the 0x03
+// interrupt. See docs/gdb.md.
 //
 // Execution: with no breakpoint or watchpoint set, continue runs the
 // machine in large batches with no per-instruction cost; with some set,
 // the machine's per-instruction observer checks the pc against the
 // breakpoints and, for watchpoints, the next operation's data access
-// (Core.NextOp), stopping after an accessing instruction retires. A
+// (Core.NextOp), stopping after an accessing instruction retires (on
+// arm64 before it: gdb steps over it, layout.watchBefore). A
 // guest fault stops the guest before its signal is delivered: continuing
 // with that signal (C0b) delivers it as Linux would (the handler runs or
 // the process dies); continuing without it discards it, so the faulting
@@ -27,9 +29,9 @@
 // (one core, the deterministic scheduler's order); a step of a thread
 // that is switched out runs until it has retired one instruction.
 //
-// Not done yet (later slices of the debugging work): reverse execution,
-// gdb's gcore, signals other than an instruction's fault stopping the
-// guest, and O packets for output.
+// Not done yet (later slices of the debugging work): reverse execution
+// of threaded programs, gdb's gcore, signals other than an
+// instruction's fault stopping the guest, and O packets for output.
 package gdbstub
 
 import (
