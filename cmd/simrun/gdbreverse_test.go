@@ -159,3 +159,35 @@ func TestGDBReverseOutputOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestGDBReverseFinish: reverse-finish from the third fib_rec call goes
+// back to the call instruction in its caller (the return address gdb
+// showed less the call's length), and reverse-next stays in that frame.
+func TestGDBReverseFinish(t *testing.T) {
+	gdb := requireGDB(t)
+	for _, c := range []struct {
+		arch    string
+		callLen uint64 // bl; brasl
+	}{{"aarch64", 4}, {"s390x", 6}} {
+		t.Run(c.arch, func(t *testing.T) {
+			prog := "../../programs/bin/" + c.arch + "-O2/fib"
+			r := startGDBRun(t, prog, "7")
+			out := gdbBatch(t, gdb, prog, r.port, "break fib_rec", "continue", "continue", "continue",
+				"echo ==IN==\\n", "bt", "delete", "reverse-finish", "echo ==CALLER==\\n", "bt", "info registers pc",
+				"reverse-next", "echo ==NEXT==\\n", "bt 1", "kill")
+			r.wait(t)
+			sec := sections(out)
+			in := frames(t, frameRE, sec["IN"])
+			require.GreaterOrEqual(t, len(in), 3, out)
+			require.Contains(t, sec["IN"], "#0  fib_rec (n=n@entry=5)", out)
+			require.Contains(t, sec["CALLER"], "#0  0x", out)
+			require.Contains(t, sec["CALLER"], " in fib_rec (n=n@entry=6)", out)
+			pc := hexAll(t, pcRE, sec["CALLER"])
+			require.Len(t, pc, 1, out)
+			require.Equal(t, in[1].pc-c.callLen, pc[0], "at the call:\n%s", out)
+			caller := frames(t, frameRE, sec["CALLER"])
+			require.Equal(t, in[2:], caller[1:], "the frames above are the same:\n%s", out)
+			require.Contains(t, sec["NEXT"], "fib_rec (n=n@entry=6)", out)
+		})
+	}
+}
