@@ -3,6 +3,7 @@ package gdbstub
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"simrun/sim/cpu"
 	"simrun/sim/replay"
@@ -229,4 +230,42 @@ func (s *Stub) toNewest() {
 	if err := s.hist.Seek(s.hist.Newest(), nil); err != nil {
 		fmt.Fprintf(s.notes, "simrun: gdb: %v\n", err)
 	}
+}
+
+// historyCommand answers monitor history [interval N | limit SIZE].
+func (s *Stub) historyCommand(args []string) string {
+	h := s.hist
+	if h == nil {
+		return s.histOff + "\n"
+	}
+	switch {
+	case len(args) == 0:
+	case len(args) == 2 && (args[0] == "interval" || args[0] == "limit"):
+		var v uint64
+		var err error
+		if args[0] == "limit" {
+			v, err = cpu.ParseSize(args[1])
+		} else {
+			v, err = strconv.ParseUint(args[1], 10, 64)
+		}
+		if err != nil || v == 0 {
+			return fmt.Sprintf("bad %s %q\n", args[0], args[1])
+		}
+		if args[0] == "interval" {
+			h.Interval = v
+		} else {
+			h.SetLimit(v)
+		}
+	default:
+		return "usage: monitor history [interval N | limit SIZE]\n"
+	}
+	if why := h.Off(); why != "" {
+		return fmt.Sprintf("no history: %s\n", why)
+	}
+	where := "at the newest point"
+	if !h.Live() {
+		where = fmt.Sprintf("replaying, at %d", replay.Clock(s.m))
+	}
+	return fmt.Sprintf("history: instructions %d to %d, %s; snapshots: %d, one every %d instructions; held: %s of a %s limit\n",
+		h.Start(), h.Newest(), where, h.Snapshots(), h.Interval, cpu.FormatSize(h.Held()), cpu.FormatSize(h.Limit))
 }

@@ -1,7 +1,9 @@
 package gdbstub
 
 import (
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -150,4 +152,50 @@ func TestReverseRefusedWithThreads(t *testing.T) {
 			require.Equal(t, "E01", cl.req("bc"))
 		})
 	}
+}
+
+// monitorText sends monitor cmd and returns its output (O packets).
+func (cl *client) monitorText(cmd string) string {
+	cl.t.Helper()
+	reply := cl.req("qRcmd," + hex.EncodeToString([]byte(cmd)))
+	var out string
+	for reply != "OK" {
+		require.True(cl.t, strings.HasPrefix(reply, "O"), "monitor reply %q", reply)
+		b, err := hex.DecodeString(reply[1:])
+		require.NoError(cl.t, err)
+		out += string(b)
+		reply = cl.recv()
+	}
+	return out
+}
+
+// TestMonitorHistory: monitor history shows the span and snapshots, and
+// sets the interval and the memory bound; a bound of one byte keeps one
+// snapshot, so the start of history moves on.
+func TestMonitorHistory(t *testing.T) {
+	path := progs["arm64"]
+	cl := start(t, path, "12")
+	cl.noAck()
+	cl.monitorText("history interval 1000")
+	require.Contains(t, cl.monitorText("history bogus"), "usage:")
+	require.Contains(t, cl.monitorText("history limit x"), `bad limit "x"`)
+	fib := symbol(t, path, "fib_rec")
+	require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", fib)))
+	tid := fmt.Sprintf("%x", cl.p.PID())
+	hit := "T05swbreak:;thread:" + tid + ";"
+	require.Equal(t, hit, cl.req("c"))
+	require.Equal(t, "OK", cl.req(fmt.Sprintf("z0,%x,4", fib)))
+	for range 5 {
+		require.Equal(t, "T05thread:"+tid+";", cl.req("s"))
+	}
+	require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", fib)))
+	require.Equal(t, hit, cl.req("c"))
+	now := replay.Clock(cl.p.Machine)
+	require.Greater(t, now, uint64(1000))
+	out := cl.monitorText("history")
+	require.Regexp(t, fmt.Sprintf(`^history: instructions 0 to %d, at the newest point; snapshots: [2-9], one every 1000 instructions; held: .* of a 256 MiB limit\n$`, now), out)
+	require.Contains(t, cl.monitorText("history limit 1"), "of a 1 bytes limit")
+	require.Equal(t, "T05thread:"+tid+";", cl.req("bs"))
+	out = cl.monitorText("history")
+	require.Regexp(t, fmt.Sprintf(`^history: instructions [1-9]\d* to %d, replaying, at %d; `, now, now-1), out)
 }

@@ -412,11 +412,17 @@ func (s *Stub) monitor(hexCmd string) {
 		return
 	}
 	var out string
-	switch strings.TrimSpace(string(b)) {
-	case "insns":
+	cmd := strings.TrimSpace(string(b))
+	switch {
+	case cmd == "insns":
 		out = fmt.Sprintf("%d\n", s.m.Insns)
-	case "help", "":
-		out = "simrun monitor commands:\n  insns  instructions retired so far\n"
+	case cmd == "history" || strings.HasPrefix(cmd, "history "):
+		out = s.historyCommand(strings.Fields(cmd)[1:])
+	case cmd == "help" || cmd == "":
+		out = "simrun monitor commands:\n  insns  instructions retired so far\n" +
+			"  history  the reverse-execution history: its span, snapshots and memory\n" +
+			"  history interval N  a snapshot every N instructions\n" +
+			"  history limit SIZE  drop the oldest snapshots past SIZE bytes (64M, 1G)\n"
 	default:
 		out = fmt.Sprintf("unknown monitor command %q (monitor help lists them)\n", b)
 	}

@@ -209,6 +209,15 @@ func (h *History) take() *snapshot {
 		mem: m.Mem.Snapshot(), ctx: h.cp.Checkpoint(nil), logPos: h.base + len(h.log)}
 }
 
+// SetLimit sets Limit and drops the oldest snapshots past it now (when
+// the machine is live; else when it is again).
+func (h *History) SetLimit(n uint64) {
+	h.Limit = n
+	if h.head == nil {
+		h.trim()
+	}
+}
+
 // trim drops the oldest snapshots (and the events before the new oldest)
 // while the history holds more than Limit; the newest stays.
 func (h *History) trim() {
