@@ -436,8 +436,8 @@ func (h *History) replay(target uint64, obs func(m *cpu.Machine) error, live boo
 			break
 		}
 		n := target - c
-		if e := h.event(h.next); e != nil && e.Kind == Boundary && e.At > c {
-			n = min(n, e.At-c)
+		if at, ok := h.nextBoundary(); ok && at > c {
+			n = min(n, at-c) // the run stops there for the driver to apply it
 		}
 		exit, err := m.RunFor(n)
 		if rk.err != nil {
@@ -454,6 +454,16 @@ func (h *History) replay(target uint64, obs func(m *cpu.Machine) error, live boo
 		h.goLive()
 	}
 	return nil
+}
+
+// nextBoundary is the clock of the first Boundary event from h.next on.
+func (h *History) nextBoundary() (uint64, bool) {
+	for i := h.next - h.base; i >= 0 && i < len(h.log); i++ {
+		if e := h.log[i]; e.Kind == Boundary {
+			return e.At, true
+		}
+	}
+	return 0, false
 }
 
 // boundary applies the Boundary events due at the machine's clock.
