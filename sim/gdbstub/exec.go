@@ -63,7 +63,7 @@ const batch = 1 << 24
 // one of them meets stops the run first).
 func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 	if s.past() {
-		live, exit, done, err := s.forward(stepTid != 0)
+		live, exit, done, err := s.forward(stepTid)
 		if !live {
 			return exit, done, err
 		}

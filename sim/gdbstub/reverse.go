@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"simrun/sim/cpu"
+	"simrun/sim/linux"
 	"simrun/sim/replay"
 )
 
@@ -32,8 +33,44 @@ func (s *Stub) startHistory() {
 	if s.HistoryLimit != 0 {
 		h.Limit = s.HistoryLimit
 	}
+	h.Threads = procThreads{s.p}
 	s.hist = h
 	s.checkSingle()
+}
+
+// procThreads shows the process's threads to the history.
+type procThreads struct{ p *linux.Process }
+
+func (t procThreads) Current() uint64 { return t.p.CurrentTid() }
+func (t procThreads) IDs() []uint64   { return t.p.ThreadIDs() }
+func (t procThreads) State(tid uint64, st *cpu.State) bool {
+	_, ok := t.p.ThreadState(tid, st)
+	return ok
+}
+
+// pastView is the threads at the guest's point in its history while it
+// is behind the newest point (nil when it is live: the kernel knows).
+func (s *Stub) pastView() *replay.ThreadView {
+	if !s.past() {
+		return nil
+	}
+	return s.hist.ViewAt(replay.Clock(s.m))
+}
+
+// curTid is the thread the core runs, at the guest's point in time.
+func (s *Stub) curTid() uint64 {
+	if v := s.pastView(); v != nil {
+		return v.Current
+	}
+	return s.p.CurrentTid()
+}
+
+// threadIDs is the live threads at the guest's point in time.
+func (s *Stub) threadIDs() []uint64 {
+	if v := s.pastView(); v != nil {
+		return v.IDs
+	}
+	return s.p.ThreadIDs()
 }
 
 // begin and end bracket a kernel entry (or a debugger's change) of the
@@ -51,8 +88,9 @@ func (s *Stub) end(kind replay.Kind, taken bool) {
 	}
 }
 
-// checkSingle turns the history off while the process is not one thread
-// of one process on the stub's machine, and on again when it is.
+// checkSingle turns the history off while the process is not the only
+// one (or runs on another machine after an execve), and on again when
+// it is.
 func (s *Stub) checkSingle() {
 	h := s.hist
 	if h == nil || !h.Live() {
@@ -62,8 +100,6 @@ func (s *Stub) checkSingle() {
 	switch {
 	case s.p.Machine != s.m:
 		reason = "the program ran execve: reverse execution stops at an execve"
-	case len(s.p.ThreadIDs()) > 1:
-		reason = "the program has more than one thread: reverse execution is for single-threaded programs"
 	case len(s.p.System().Processes()) > 1:
 		reason = "the program has forked: reverse execution is for a single process"
 	}
@@ -124,7 +160,14 @@ func (s *Stub) reverse(cont bool) (*cpu.Exit, bool, error) {
 		return s.stopped(cpu.SIGTRAP, "replaylog:begin;")
 	}
 	if !cont {
-		if err := h.Seek(now-1, nil); err != nil {
+		// Back over the stepped thread's last instruction (the other
+		// threads go back with it, to where it ran that instruction).
+		tid := s.stepFor(true)
+		t, ok := h.LastRun(tid, now)
+		if !ok {
+			return s.stopped(cpu.SIGTRAP, "replaylog:begin;")
+		}
+		if err := h.Seek(t, nil); err != nil {
 			return s.replayFailed(err)
 		}
 		return s.stopped(cpu.SIGTRAP, "")
@@ -176,20 +219,23 @@ func (s *Stub) hitBack(m *cpu.Machine) bool {
 // replays one instruction; a continue replays until a breakpoint or
 // watchpoint stops it or the newest point is reached, where live
 // reports false (the caller goes on running the guest live).
-func (s *Stub) forward(step bool) (live bool, exit *cpu.Exit, done bool, err error) {
+func (s *Stub) forward(stepTid uint64) (live bool, exit *cpu.Exit, done bool, err error) {
 	h := s.hist
-	if step {
-		if err := h.Seek(replay.Clock(s.m)+1, nil); err != nil {
-			exit, done, err = s.replayFailed(err)
-			return false, exit, done, err
+	target := h.Newest()
+	step := false
+	if stepTid != 0 {
+		// To just after the stepped thread's next instruction; the
+		// other threads run meanwhile, and a breakpoint or watchpoint
+		// one of them meets stops it first, as live. A thread that runs
+		// no more before the newest point steps on live.
+		if t, ok := h.NextRun(stepTid, replay.Clock(s.m)); ok {
+			target, step = t+1, true
 		}
-		exit, done, err = s.stopped(cpu.SIGTRAP, "")
-		return false, exit, done, err
 	}
 	s.armed = watchHit{}
 	base := s.base
 	s.base = nil // a trace shows the live run only
-	err = h.Seek(h.Newest(), s.observe)
+	err = h.Seek(target, s.observe)
 	s.base = base
 	switch {
 	case err == errStop:
@@ -201,6 +247,10 @@ func (s *Stub) forward(step bool) (live bool, exit *cpu.Exit, done bool, err err
 	case s.armed.on: // the last replayed instruction accessed a watched range
 		exit, done, err = s.stopped(cpu.SIGTRAP, s.watchReason())
 		return false, exit, done, err
+	case step:
+		s.stop = s.stopReplyFor(stepTid, cpu.SIGTRAP, "")
+		s.send(s.stop)
+		return false, nil, false, nil
 	}
 	return true, nil, false, nil
 }

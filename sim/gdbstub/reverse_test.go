@@ -137,19 +137,84 @@ func TestReverseWatch(t *testing.T) {
 	}
 }
 
-// TestReverseRefusedWithThreads: once a program has a second thread,
-// bs and bc answer an error instead of a wrong answer.
-func TestReverseRefusedWithThreads(t *testing.T) {
+// allRegs is every live thread's registers (g after Hg), by tid, and
+// the thread list.
+func (cl *client) allRegs() (map[string]string, string) {
+	cl.t.Helper()
+	list := cl.req("qfThreadInfo")
+	regs := map[string]string{}
+	for _, id := range strings.Split(strings.TrimPrefix(list, "m"), ",") {
+		require.Equal(cl.t, "OK", cl.req("Hg"+id))
+		regs[id] = cl.req("g")
+	}
+	require.Equal(cl.t, "OK", cl.req("Hg0"))
+	return regs, list
+}
+
+// TestReverseThreads: a threaded program goes back as a whole: bc
+// stops at the breakpoint hit met backwards in the thread that met it,
+// with the threads that existed then and every thread's registers as
+// they were; bs steps back the selected thread's last instruction, and
+// s replays it forward to the same registers.
+func TestReverseThreads(t *testing.T) {
 	for arch, path := range threadProgs {
 		t.Run(arch, func(t *testing.T) {
 			cl := start(t, path)
 			cl.noAck()
 			work := symbol(t, path, "work")
-			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", work)))
-			require.Regexp(t, `^T05swbreak:;thread:`, cl.req("c"))
-			require.Greater(t, len(cl.p.ThreadIDs()), 1)
-			require.Equal(t, "E01", cl.req("bs"))
-			require.Equal(t, "E01", cl.req("bc"))
+			bp := fmt.Sprintf("Z0,%x,4", work)
+			require.Equal(t, "OK", cl.req(bp))
+			type stop struct {
+				reply, list string
+				clock       uint64
+				regs        map[string]string
+			}
+			var stops []stop
+			for range 3 {
+				reply := cl.req("vCont;c")
+				tid := stopTid(t, reply)
+				regs, list := cl.allRegs()
+				stops = append(stops, stop{reply, list, replay.Clock(cl.p.Machine), regs})
+				require.Equal(t, "OK", cl.req("z"+bp[1:]))
+				require.Equal(t, fmt.Sprintf("T05thread:%x;", tid), cl.req(fmt.Sprintf("vCont;s:%x;c", tid)))
+				require.Equal(t, "OK", cl.req(bp))
+			}
+			out := cl.out.String()
+			for i := 2; i >= 0; i-- {
+				require.Equal(t, stops[i].reply, cl.req("bc"))
+				require.Equal(t, stops[i].clock, replay.Clock(cl.p.Machine))
+				regs, list := cl.allRegs()
+				require.Equal(t, stops[i].list, list)
+				require.Equal(t, stops[i].regs, regs)
+				require.Equal(t, "QC"+strings.TrimSuffix(strings.TrimPrefix(stops[i].reply, "T05swbreak:;thread:"), ";"), cl.req("qC"))
+			}
+			// bs of another thread than the event's: back to where it ran
+			// its last instruction; s forward again.
+			require.Equal(t, "OK", cl.req("z"+bp[1:]))
+			ids := strings.Split(strings.TrimPrefix(stops[0].list, "m"), ",")
+			main := ids[0]
+			require.Equal(t, "OK", cl.req("Hc"+main))
+			before := replay.Clock(cl.p.Machine)
+			require.Equal(t, "OK", cl.req("Hg"+main))
+			g := cl.req("g")
+			require.Equal(t, "T05thread:"+main+";", cl.req("bs"))
+			require.Less(t, replay.Clock(cl.p.Machine), before)
+			require.Equal(t, "QC"+main, cl.req("qC"))
+			require.NotEqual(t, g, cl.req("g"))
+			require.Equal(t, "OK", cl.req("Hc"+main))
+			require.Equal(t, "T05thread:"+main+";", cl.req("s"))
+			require.Equal(t, g, cl.req("g"), "the main thread's registers after its instruction again")
+			// At the start of history there was one thread.
+			require.Equal(t, "T05replaylog:begin;thread:3e8;", cl.req("bc"))
+			require.Equal(t, "m3e8", cl.req("qfThreadInfo"))
+			require.Equal(t, out, cl.out.String(), "the replay wrote nothing")
+
+			want, wantOut := plain(t, path)
+			require.Equal(t, exitReply(want), cl.req("c"))
+			r := cl.wait()
+			require.NoError(t, r.err)
+			require.Equal(t, want.Status, r.exit.Status)
+			require.Equal(t, wantOut, cl.out.String(), "the output, once")
 		})
 	}
 }

@@ -263,7 +263,7 @@ func (s *Stub) resend() {
 // ("swbreak:;", "watch:ADDR;"), about the running thread; the Hg and Hc
 // selections end with the stop, as gdbserver's do.
 func (s *Stub) stopReply(sig int, reason string) string {
-	return s.stopReplyFor(s.p.CurrentTid(), sig, reason)
+	return s.stopReplyFor(s.curTid(), sig, reason)
 }
 
 // stopReplyFor is stopReply about thread tid.
@@ -384,7 +384,7 @@ func (s *Stub) query(pkt string) {
 		s.send(fmt.Sprintf("QC%x", s.event))
 	case "qfThreadInfo":
 		var ids []string
-		for _, t := range s.p.ThreadIDs() {
+		for _, t := range s.threadIDs() {
 			ids = append(ids, strconv.FormatUint(t, 16))
 		}
 		s.send("m" + strings.Join(ids, ","))
@@ -565,7 +565,7 @@ func (s *Stub) alive(tid uint64) bool {
 	if tid == 0 || tid == ^uint64(0) {
 		return true
 	}
-	return slices.Contains(s.p.ThreadIDs(), tid)
+	return slices.Contains(s.threadIDs(), tid)
 }
 
 // threadsXML is the qXfer:threads:read document: every live thread,
@@ -573,7 +573,7 @@ func (s *Stub) alive(tid uint64) bool {
 func (s *Stub) threadsXML() []byte {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
-	for _, t := range s.p.ThreadIDs() {
+	for _, t := range s.threadIDs() {
 		fmt.Fprintf(&b, "<thread id=\"%x\" core=\"0\" name=\"%s\"/>\n", t, xmlEscape(s.p.Comm()))
 	}
 	b.WriteString("</threads>\n")
@@ -647,8 +647,12 @@ func (s *Stub) regThread() uint64 {
 // the context the scheduler saved for it.
 func (s *Stub) state() *cpu.State {
 	var st cpu.State
-	if t := s.regThread(); t != s.p.CurrentTid() {
-		if _, ok := s.p.ThreadState(t, &st); ok {
+	if t := s.regThread(); t != s.curTid() {
+		if v := s.pastView(); v != nil {
+			if st, ok := v.States[t]; ok {
+				return st.Clone()
+			}
+		} else if _, ok := s.p.ThreadState(t, &st); ok {
 			return &st
 		}
 	}

@@ -22,10 +22,14 @@
 // a fault turned into a signal counting as one step. The state "at T"
 // includes every kernel entry at T.
 //
-// Only one thread of one process: the scheduler's saved contexts of
-// other threads and other processes' machines are kernel state, not
-// snapshotted. Past that (a clone, a fork, an execve) the caller turns
-// the history off (Drop).
+// Threads: one core runs them in turn, and each switch happens in the
+// kernel (a quantum's end, a blocking call), so the machine replays as
+// for one thread: the logged effect of the entry that switched is the
+// core's state afterwards, the next thread's. What a debugger shows of
+// the threads in the past — which one runs, which exist, the registers
+// of those switched out — is kept beside (History.Threads, ViewAt).
+// Other processes' machines are not snapshotted: past a fork or an
+// execve the caller turns the history off (Drop).
 package replay
 
 import (
@@ -63,7 +67,23 @@ type Event struct {
 	Taken bool   // Fault: the kernel took it (TakeFault's result)
 	Ops   []cpu.MemOp
 	Pages []Page
-	ctx   any // the core's Checkpoint afterwards
+	ctx   any         // the core's Checkpoint afterwards
+	view  *ThreadView // the threads afterwards, when they changed (nil: as before)
+}
+
+// Threads is what a History asks the kernel about its threads.
+type Threads interface {
+	Current() uint64                     // the thread the core runs
+	IDs() []uint64                       // the live threads
+	State(tid uint64, s *cpu.State) bool // the registers of one switched out
+}
+
+// ThreadView is the threads at one point of the history: the one the
+// core runs, the live ones, and the registers of those switched out.
+type ThreadView struct {
+	Current uint64
+	IDs     []uint64
+	States  map[uint64]*cpu.State
 }
 
 // Page is a page's contents after a kernel entry wrote it.
@@ -79,6 +99,7 @@ type snapshot struct {
 	mem                    *cpu.Memory
 	ctx                    any
 	logPos                 int // index (global) of the first event logged after it
+	view                   *ThreadView
 }
 
 // History is the past of one machine.
@@ -90,6 +111,11 @@ type History struct {
 	// bytes the history may hold (snapshots' own pages and the log) before
 	// its oldest snapshot is dropped. Set them before the first Mark.
 	Interval, Limit uint64
+	// Threads, if set, is asked about the threads at each snapshot and
+	// after each kernel entry (ViewAt).
+	Threads Threads
+	evTid   uint64
+	evIDs   []uint64
 
 	snaps    []*snapshot // by clock; snaps[0] is the start of history
 	log      []*Event    // the events since snaps[0]: log[i] is event base+i
@@ -206,7 +232,24 @@ func (h *History) Mark() {
 func (h *History) take() *snapshot {
 	m := h.m
 	return &snapshot{clock: Clock(m), insns: m.Insns, taken: m.TakenFaults, syscalls: m.Syscalls,
-		mem: m.Mem.Snapshot(), ctx: h.cp.Checkpoint(nil), logPos: h.base + len(h.log)}
+		mem: m.Mem.Snapshot(), ctx: h.cp.Checkpoint(nil), logPos: h.base + len(h.log), view: h.view()}
+}
+
+// view asks Threads about the threads now (nil without Threads).
+func (h *History) view() *ThreadView {
+	if h.Threads == nil {
+		return nil
+	}
+	v := &ThreadView{Current: h.Threads.Current(), IDs: slices.Clone(h.Threads.IDs()), States: map[uint64]*cpu.State{}}
+	for _, id := range v.IDs {
+		if id != v.Current {
+			st := new(cpu.State)
+			if h.Threads.State(id, st) {
+				v.States[id] = st
+			}
+		}
+	}
+	return v
 }
 
 // SetLimit sets Limit and drops the oldest snapshots past it now (when
@@ -234,7 +277,11 @@ func (h *History) trim() {
 }
 
 func (e *Event) bytes() uint64 {
-	return uint64(len(e.Pages))*(cpu.PageSize+16) + uint64(len(e.Ops))*32 + 512
+	n := uint64(len(e.Pages))*(cpu.PageSize+16) + uint64(len(e.Ops))*32 + 512
+	if e.view != nil {
+		n += uint64(len(e.view.IDs)) * 700
+	}
+	return n
 }
 
 // Begin is called before the live machine enters the kernel (or a
@@ -245,6 +292,9 @@ func (h *History) Begin() {
 	}
 	h.inEvent = true
 	h.evClock = Clock(h.m)
+	if h.Threads != nil {
+		h.evTid, h.evIDs = h.Threads.Current(), slices.Clone(h.Threads.IDs())
+	}
 	h.journal = cpu.Journal{}
 	h.m.Mem.StartJournal(&h.journal)
 }
@@ -262,6 +312,9 @@ func (h *History) End(kind Kind, taken bool) {
 		return // the run ended (never replayed past), or nothing to replay from
 	}
 	e := &Event{Kind: kind, At: h.evClock, Taken: taken, Ops: h.journal.Ops, ctx: h.cp.Checkpoint(nil)}
+	if h.Threads != nil && (kind == Boundary || h.Threads.Current() != h.evTid || !slices.Equal(h.Threads.IDs(), h.evIDs)) {
+		e.view = h.view()
+	}
 	for vpn := range h.journal.Pages {
 		if p := m.Mem.PageAt(vpn << cpu.PageShift); p != nil {
 			d := *p.Bytes()
@@ -515,4 +568,74 @@ func (k *replayKernel) TakeFault(m *cpu.Machine, f *cpu.Fault) bool {
 		return true
 	}
 	return e.Taken
+}
+
+// ViewAt is the threads at clock c of the history (nil without
+// Threads): after every kernel entry at c.
+func (h *History) ViewAt(c uint64) *ThreadView {
+	if len(h.snaps) == 0 || c < h.Start() {
+		return nil
+	}
+	s := h.latest(c)
+	v := s.view
+	for i := s.logPos; ; i++ {
+		e := h.event(i)
+		if e == nil || e.At > c {
+			return v
+		}
+		if e.view != nil {
+			v = e.view
+		}
+	}
+}
+
+// runs is when each thread ran: from clock at on, cur ran, until the
+// next one.
+type run struct{ at, cur uint64 }
+
+func (h *History) runs() []run {
+	if len(h.snaps) == 0 || h.snaps[0].view == nil {
+		return nil
+	}
+	out := []run{{h.snaps[0].clock, h.snaps[0].view.Current}}
+	for _, e := range h.log {
+		if e.view != nil && e.At >= out[0].at {
+			out = append(out, run{e.At, e.view.Current})
+		}
+	}
+	return out
+}
+
+// LastRun is the clock of the last instruction thread tid ran before
+// clock before (it ran the instruction at the returned clock).
+func (h *History) LastRun(tid, before uint64) (uint64, bool) {
+	rs := h.runs()
+	for i := len(rs) - 1; i >= 0; i-- {
+		hi := before
+		if i+1 < len(rs) {
+			hi = min(hi, rs[i+1].at)
+		}
+		if rs[i].cur == tid && rs[i].at < hi {
+			return hi - 1, true
+		}
+	}
+	return 0, false
+}
+
+// NextRun is the clock of the next instruction thread tid runs at or
+// after clock from, before the newest point.
+func (h *History) NextRun(tid, from uint64) (uint64, bool) {
+	rs := h.runs()
+	end := h.Newest()
+	for i, r := range rs {
+		hi := end
+		if i+1 < len(rs) {
+			hi = min(hi, rs[i+1].at)
+		}
+		lo := max(r.at, from)
+		if r.cur == tid && lo < hi {
+			return lo, true
+		}
+	}
+	return 0, false
 }
