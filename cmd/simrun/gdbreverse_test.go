@@ -123,7 +123,9 @@ func TestGDBReverseWatch(t *testing.T) {
 			require.Equal(t, fwd[0], again[0], out)
 			require.Contains(t, sec["BACK"], "$2 = 0", "olen is 0 again before the store:\n%s", out)
 			require.Contains(t, out, "Old value = 0")
-			require.Equal(t, 3, strings.Count(out, "atchpoint 2: olen\n"), out)
+			// Set, hit forward, hit backwards, hit by the stepi that replays
+			// the store.
+			require.Equal(t, 4, strings.Count(out, "atchpoint 2: olen\n"), out)
 		})
 	}
 }
@@ -188,6 +190,42 @@ func TestGDBReverseFinish(t *testing.T) {
 			caller := frames(t, frameRE, sec["CALLER"])
 			require.Equal(t, in[2:], caller[1:], "the frames above are the same:\n%s", out)
 			require.Contains(t, sec["NEXT"], "fib_rec (n=n@entry=6)", out)
+		})
+	}
+}
+
+// TestGDBReverseThreads: in a threaded program reverse-continue stops at
+// the breakpoint hit met backwards in the thread that met it; info
+// threads and another thread's backtrace are what they were at that hit
+// going forward; with scheduler locking, reverse-stepi steps back the
+// selected thread; the run then ends as without gdb.
+func TestGDBReverseThreads(t *testing.T) {
+	gdb := requireGDB(t)
+	for _, arch := range []string{"aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			prog := "../../programs/threads/bin/" + arch + "-thr-O2/worksplit"
+			plainSt, plainOut, _ := run(t, "run", prog)
+			r := startGDBRun(t, prog)
+			out := gdbBatch(t, gdb, prog, r.port, "break work", "continue", "continue",
+				"echo ==FWD==\\n", "info threads", "thread 1", "bt", "echo ==END==\\n",
+				"continue", "reverse-continue",
+				"echo ==BACK==\\n", "info threads", "thread 1", "bt", "echo ==END==\\n",
+				"set scheduler-locking on", "echo ==STEP==\\n", "reverse-stepi", "info threads", "echo ==END==\\n",
+				"set scheduler-locking off", "delete", "continue")
+			st := r.wait(t)
+			require.Equal(t, plainSt, st, "gdb output:\n%s", out)
+			require.Equal(t, plainOut, r.stdout.String(), "the output, once")
+			sec := sections(out)
+			fwd, back := strings.Split(sec["FWD"], "==END==")[0], strings.Split(sec["BACK"], "==END==")[0]
+			require.Contains(t, fwd, "Thread 1001")
+			require.Contains(t, fwd, "#1  ")
+			require.Equal(t, fwd, back, "the threads and the main thread's stack at the same hit")
+			hits := regexp.MustCompile(`Thread (\d+) "worksplit" hit Breakpoint 1, work \(arg=(0x[0-9a-f]+)\)`).FindAllStringSubmatch(out, -1)
+			require.Len(t, hits, 4, out)
+			require.Equal(t, hits[1][1:], hits[3][1:], "reverse-continue stops at the second hit:\n%s", out)
+			step := sec["STEP"]
+			require.Regexp(t, `\* 1 +Thread 1000 "worksplit" `, step, "the selected thread stepped back:\n%s", out)
+			require.NotContains(t, step, "received signal", out)
 		})
 	}
 }

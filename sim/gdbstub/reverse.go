@@ -11,7 +11,7 @@ import (
 )
 
 // Reverse execution: bs (reverse-stepi) and bc (reverse-continue) over
-// the history sim/replay keeps of a single-threaded process, and forward
+// the history sim/replay keeps of the process, and forward
 // execution through that history until the newest point, where the
 // guest runs live again.
 

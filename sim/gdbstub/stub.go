@@ -30,7 +30,7 @@
 // that is switched out runs until it has retired one instruction.
 //
 // Not done yet (later slices of the debugging work): reverse execution
-// of threaded programs, gdb's gcore, signals other than an
+// across fork and execve, gdb's gcore, signals other than an
 // instruction's fault stopping the guest, and O packets for output.
 package gdbstub
 
@@ -549,13 +549,17 @@ func (s *Stub) vCont(actions string) (step uint64, sig int, ok bool) {
 	return step, sig, true
 }
 
-// stepFor is the thread s and S step: Hc's, else the event thread's.
+// stepFor is the thread s, S and bs step: Hc's; with Hc any thread
+// (gdb's reverse-stepi sends Hc0 when the other threads may move too),
+// Hg's, as gdbserver steps its current thread; else the event thread.
 func (s *Stub) stepFor(step bool) uint64 {
 	if !step {
 		return 0
 	}
-	if s.ctid != 0 && s.alive(s.ctid) {
-		return s.ctid
+	for _, t := range []uint64{s.ctid, s.gtid} {
+		if t != 0 && s.alive(t) {
+			return t
+		}
 	}
 	return s.event
 }
