@@ -264,3 +264,32 @@ func TestMonitorHistory(t *testing.T) {
 	out = cl.monitorText("history")
 	require.Regexp(t, fmt.Sprintf(`^history: instructions [1-9]\d* to %d, replaying, at %d; `, now, now-1), out)
 }
+
+// TestReverseRefusedWithProcesses: once the program has forked, bs and
+// bc answer an error rather than a wrong answer. (The stub follows the
+// first process only, and a parent that blocks on its child does not
+// come back under gdb yet, so the test stops right after the fork.)
+func TestReverseRefusedWithProcesses(t *testing.T) {
+	procProgs := map[string]string{
+		"arm64": "../../programs/procs/bin/aarch64-proc-O2/forkwait",
+		"s390x": "../../programs/procs/bin/s390x-proc-O2/forkwait",
+	}
+	for arch, path := range procProgs {
+		t.Run(arch, func(t *testing.T) {
+			cl := start(t, path)
+			cl.noAck()
+			tid := fmt.Sprintf("%x", cl.p.PID())
+			closeFn := symbol(t, path, "close")
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", closeFn)))
+			require.Equal(t, "T05swbreak:;thread:"+tid+";", cl.req("c"))
+			require.Len(t, cl.p.System().Processes(), 2)
+			require.Equal(t, "E01", cl.req("bs"))
+			require.Equal(t, "E01", cl.req("bc"))
+			require.Contains(t, cl.monitorText("history"), "no history: the program has forked")
+			cl.raw(string(frame([]byte("k")))) // k has no reply
+			r := cl.wait()
+			require.NoError(t, r.err)
+			require.Equal(t, 137, r.exit.Status)
+		})
+	}
+}

@@ -204,8 +204,11 @@ func (h *History) Resume() { h.off = "" }
 // UntilMark is how many instructions the live machine may run before
 // the next snapshot is due.
 func (h *History) UntilMark() uint64 {
-	if h.off != "" || len(h.snaps) == 0 {
+	if h.off != "" {
 		return h.Interval
+	}
+	if len(h.snaps) == 0 {
+		return 1 // the first snapshot is due
 	}
 	d := Clock(h.m) - h.snaps[len(h.snaps)-1].clock
 	if d >= h.Interval {
