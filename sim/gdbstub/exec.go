@@ -146,7 +146,8 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 			if s.interruptReq.Swap(false) {
 				return s.stopped(2, "") // SIGINT, as gdb expects after 0x03
 			}
-			continue // nothing ran: a stale request
+			s.mark() // the history asked for a snapshot, or a stale request
+			continue
 		case err != nil:
 			return nil, true, err
 		case exit != nil:

@@ -121,6 +121,13 @@ type History struct {
 	log      []*Event    // the events since snaps[0]: log[i] is event base+i
 	base     int
 	logBytes uint64
+	// sinceMark is what the log grew by since the last snapshot: past
+	// Limit/16 a snapshot is due early, so that trim can bound the log
+	// of a program that makes many syscalls, and End asks the machine to
+	// stop (RequestStop: Run and RunFor return cpu.ErrStopped, and the
+	// caller, seeing no one else asked, clears it and calls Mark).
+	sinceMark uint64
+	stopAsked bool
 
 	head      *snapshot // the newest point, while the machine is behind it
 	headSlice uint64    // the scheduler's slice end at the newest point
@@ -207,8 +214,8 @@ func (h *History) UntilMark() uint64 {
 	if h.off != "" {
 		return h.Interval
 	}
-	if len(h.snaps) == 0 {
-		return 1 // the first snapshot is due
+	if len(h.snaps) == 0 || h.sinceMark > h.Limit/16 {
+		return 1 // a snapshot is due
 	}
 	d := Clock(h.m) - h.snaps[len(h.snaps)-1].clock
 	if d >= h.Interval {
@@ -225,10 +232,11 @@ func (h *History) Mark() {
 		return
 	}
 	c := Clock(h.m)
-	if n := len(h.snaps); n > 0 && c-h.snaps[n-1].clock < h.Interval {
+	if n := len(h.snaps); n > 0 && c-h.snaps[n-1].clock < h.Interval && h.sinceMark <= h.Limit/16 {
 		return
 	}
 	h.snaps = append(h.snaps, h.take())
+	h.sinceMark, h.stopAsked = 0, false
 	h.trim()
 }
 
@@ -332,6 +340,11 @@ func (h *History) End(kind Kind, taken bool) {
 	})
 	h.log = append(h.log, e)
 	h.logBytes += e.bytes()
+	h.sinceMark += e.bytes()
+	if h.sinceMark > h.Limit/16 && !h.stopAsked {
+		h.stopAsked = true
+		m.RequestStop()
+	}
 }
 
 // event returns the event with global index i, nil if none.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
+	"errors"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -43,6 +44,20 @@ func (r recorder) Preempt(m *cpu.Machine) {
 	r.h.Begin()
 	r.inner.Preempt(m)
 	r.h.End(Boundary, false)
+}
+
+// runFor runs the recorded machine n more instructions at most, taking
+// the snapshots the history asks for (cpu.ErrStopped).
+func runFor(t *testing.T, h *History, m *cpu.Machine, n uint64) *cpu.Exit {
+	t.Helper()
+	exit, err := m.RunFor(n)
+	if errors.Is(err, cpu.ErrStopped) {
+		m.ClearStop()
+		h.Mark()
+		return nil
+	}
+	require.NoError(t, err)
+	return exit
 }
 
 // point is the machine at one clock: its registers and a digest of its
@@ -182,8 +197,7 @@ func TestSeek(t *testing.T) {
 			for _, c := range append(samples, stop) {
 				for Clock(m) < c {
 					h.Mark()
-					_, err := m.RunFor(min(c-Clock(m), h.UntilMark()))
-					require.NoError(t, err)
+					runFor(t, h, m, min(c-Clock(m), h.UntilMark()))
 				}
 				require.Equal(t, c, Clock(m))
 				seen[c] = look(m)
@@ -244,11 +258,9 @@ func TestLimit(t *testing.T) {
 	require.NoError(t, err)
 	h.Interval, h.Limit = 2000, 1 // every snapshot holds more than a byte
 	m.Kernel = recorder{h: h, inner: linux.Of(m)}
-	for range 20 {
+	for Clock(m) < 40000 {
 		h.Mark()
-		exit, err := m.RunFor(h.UntilMark())
-		require.NoError(t, err)
-		require.Nil(t, exit)
+		require.Nil(t, runFor(t, h, m, h.UntilMark()))
 	}
 	want := look(m)
 	c := Clock(m)
@@ -277,4 +289,25 @@ func TestDrop(t *testing.T) {
 	h.Resume()
 	h.Mark()
 	require.Equal(t, Clock(m), h.Start())
+}
+
+// TestLogBound: a program that makes many syscalls between two
+// snapshots gets one early, so the bound holds for the log too.
+func TestLogBound(t *testing.T) {
+	pr := program{path: "../../programs/threads/bin/aarch64-thr-O2/prodcons"}
+	var out bytes.Buffer
+	m := load(t, pr, &out)
+	h, err := New(m)
+	require.NoError(t, err)
+	h.Interval = 1 << 40 // no snapshot for the interval
+	h.Limit = 64 << 10
+	m.Kernel = recorder{h: h, inner: linux.Of(m)}
+	for !m.Exited() && m.Syscalls < 10000 {
+		h.Mark()
+		runFor(t, h, m, h.UntilMark())
+	}
+	// 10000 syscalls log about 5 MiB: snapshots were taken for the
+	// log's size, and the old ones dropped with their log.
+	require.Greater(t, h.Start(), uint64(0))
+	require.Less(t, h.Held(), uint64(1<<20))
 }
