@@ -274,3 +274,22 @@ func (s *Stub) watchAccess(m *cpu.Machine) (watchHit, bool) {
 	}
 	return watchHit{}, false
 }
+
+// resumeLocked is resume with only thread lock running (gdb's scheduler
+// locking: a vCont whose actions all name it): the scheduler switches to
+// it now and runs no other thread while it can run (linux.Process
+// LockScheduler: one that waits lets the others run until it wakes).
+// Behind the newest point the history replays as it was recorded.
+func (s *Stub) resumeLocked(stepTid uint64, sig int, lock uint64) (*cpu.Exit, bool, error) {
+	if !s.past() && !s.m.Exited() {
+		s.begin()
+		ok := s.p.LockScheduler(lock)
+		s.end(replay.Boundary, false)
+		if !ok {
+			s.send("E01")
+			return nil, false, nil
+		}
+		defer s.p.LockScheduler(0)
+	}
+	return s.resume(stepTid, sig)
+}

@@ -26,8 +26,9 @@
 // Threads: every thread the process has is listed by tid; registers are
 // read and written from the core for the running thread and from the
 // scheduler's saved context for the others. All threads run on a resume
-// (one core, the deterministic scheduler's order); a step of a thread
-// that is switched out runs until it has retired one instruction.
+// (one core, the deterministic scheduler's order) unless gdb locks the
+// scheduler to one (a vCont naming only it); a step of a thread that is
+// switched out runs until it has retired one instruction.
 //
 // Not done yet (later slices of the debugging work): reverse execution
 // across fork and execve, gdb's gcore, signals other than an
@@ -477,10 +478,13 @@ func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
 	case pkt == "vCont?":
 		s.send("vCont;c;C;s;S")
 	case strings.HasPrefix(pkt, "vCont;"):
-		step, sig, ok := s.vCont(pkt[len("vCont;"):])
+		step, sig, lock, ok := s.vCont(pkt[len("vCont;"):])
 		if !ok {
 			s.send("E01")
 			return nil, false, nil
+		}
+		if lock != 0 {
+			return s.resumeLocked(step, sig, lock)
 		}
 		return s.resume(step, sig)
 	case strings.HasPrefix(pkt, "vKill"):
@@ -492,42 +496,44 @@ func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
 	return nil, false, nil
 }
 
-// vCont reads the actions of a vCont packet. One core runs the threads
-// in the scheduler's deterministic order, so a resume runs them all:
-// the result is the thread to step (0: none; the first step action's
-// thread, or the event thread for a step without one) and the signal of
-// the action that applies to the event thread, whose fault (if any) gdb
-// saw. Continue actions for some threads only (scheduler locking) still
-// let every thread run.
-func (s *Stub) vCont(actions string) (step uint64, sig int, ok bool) {
+// vCont reads the actions of a vCont packet: the thread to step (0:
+// none; the first step action's thread, or the event thread for a step
+// without one), the signal of the action that applies to the event
+// thread, whose fault (if any) gdb saw, and lock: when every action
+// names one and the same thread (gdb's scheduler locking), that thread,
+// the only one to run; else 0, and the threads run in the scheduler's
+// deterministic order on the one core.
+func (s *Stub) vCont(actions string) (step uint64, sig int, lock uint64, ok bool) {
 	sigSet := false
+	var named []uint64 // the threads the actions name (^0: all)
 	for _, a := range strings.Split(actions, ";") {
 		act, thread, hasThread := strings.Cut(a, ":")
 		tid := ^uint64(0)
 		if hasThread {
 			t, ok := s.threadID(thread)
 			if !ok {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 			tid = t
 		}
 		if act == "" {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
+		named = append(named, tid)
 		var g uint64
 		switch act[0] {
 		case 'c', 's':
 			if len(act) != 1 {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 		case 'C', 'S':
 			var err error
 			g, err = parseHexU64(act[1:])
 			if err != nil || g > 0xff {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 		default:
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		if act[0] == 's' || act[0] == 'S' {
 			if step == 0 {
@@ -546,7 +552,10 @@ func (s *Stub) vCont(actions string) (step uint64, sig int, ok bool) {
 			}
 		}
 	}
-	return step, sig, true
+	if len(named) > 0 && named[0] != 0 && named[0] != ^uint64(0) && !slices.ContainsFunc(named, func(t uint64) bool { return t != named[0] }) {
+		lock = named[0]
+	}
+	return step, sig, lock, true
 }
 
 // stepFor is the thread s, S and bs step: Hc's; with Hc any thread
