@@ -229,3 +229,35 @@ func TestGDBReverseThreads(t *testing.T) {
 		})
 	}
 }
+
+// TestGDBSchedulerLocking: with set scheduler-locking on, advancing one
+// worker through its loop (half a million instructions) leaves the other
+// threads where they were; with it off they run meanwhile.
+func TestGDBSchedulerLocking(t *testing.T) {
+	gdb := requireGDB(t)
+	for _, arch := range []string{"aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			prog := "../../programs/threads/bin/" + arch + "-thr-O2/worksplit"
+			threads := map[string]string{}
+			for _, mode := range []string{"on", "off"} {
+				r := startGDBRun(t, prog)
+				out := gdbBatch(t, gdb, prog, r.port, "break work", "continue", "continue", "delete",
+					"echo ==BEFORE==\\n", "info threads", "set scheduler-locking "+mode, "thread 2", "advance 16",
+					"echo ==AFTER==\\n", "info threads", "echo ==END==\\n", "kill")
+				r.wait(t)
+				sec := sections(out)
+				require.Contains(t, sec["AFTER"], `* 2    Thread 1001 "worksplit" work (arg=0x0) at src/worksplit.c:16`, out)
+				third := regexp.MustCompile(`(?m)^[* ] +3 +(.*)$`)
+				before, after := third.FindStringSubmatch(sec["BEFORE"]), third.FindStringSubmatch(sec["AFTER"])
+				require.NotNil(t, before, out)
+				require.NotNil(t, after, out)
+				require.Contains(t, before[1], "work (arg=0x1)", out)
+				threads[mode] = before[1] + "\n" + after[1]
+			}
+			on := strings.Split(threads["on"], "\n")
+			off := strings.Split(threads["off"], "\n")
+			require.Equal(t, on[0], on[1], "locked: thread 3 did not run")
+			require.NotEqual(t, off[0], off[1], "unlocked: thread 3 ran")
+		})
+	}
+}
