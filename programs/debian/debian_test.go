@@ -185,6 +185,8 @@ var cases = []tcase{
 	one("factor", run("/usr/bin/factor", "600851475143", "1234567890123", "18446744073709551557")),
 	one("numfmt", run("/usr/bin/numfmt", "--to=iec", "1024", "1048576", "123456789")),
 	one("date", run("/bin/date", "-u", "-d", "@1700000000", "+%Y-%m-%d %H:%M:%S %A %j %s")),
+	// nice sets its priority and execs the second nice, which reads it back.
+	one("nice", run("/usr/bin/nice", "-n", "5", "/usr/bin/nice")),
 	one("ls", run("/bin/ls", "-R", "-F", "tree")),
 	one("ls-long", run("/bin/ls", "-l", "-n", "-a", "--time-style=+%Y-%m-%d", "tree", "tree/b")),
 	one("stat", run("/usr/bin/stat", "-c", "%n %s %F %a %h %Y", "text.txt", "tree", "tree/b/d.dat")),
@@ -273,7 +275,16 @@ var cases = []tcase{
 	one("find-exec", run("/usr/bin/find", "tree", "-type", "f", "-name", "*.txt", "-exec", "wc", "-c", "{}", ";")),
 	one("xargs", run("/usr/bin/xargs", "-n", "2", "wc", "-l").in("tree/a.txt\ntree/b/c.txt\ntree/b/f/g.txt\n")),
 	one("bash-find-xargs", run("/bin/bash-static", "-c", findXargsScript)),
+	// named pipes: mkfifo (mknodat), opens that wait for the other end
+	one("bash-fifo", run("/bin/bash-static", "-c", fifoScript)).out("out.txt"),
 }
+
+// fifoScript makes a FIFO and passes bytes through it: a reader and a
+// writer that wait for each other, a read-write open that does not wait.
+const fifoScript = `mkfifo f; ls -l f | cut -c1-10; stat -c %F f
+(echo via fifo > f &); cat f
+exec 3<>f; echo rw >&3; read x <&3; echo "$x"; exec 3>&-
+cat f > out.txt & echo one > f; wait; cat out.txt`
 
 // findXargsScript runs find -exec and xargs under a shell (issue 3/8).
 const findXargsScript = `find tree -type f -exec wc -c {} \; | sort

@@ -49,7 +49,7 @@ type openFile struct {
 	off       int64           // kindVirtual, kindDir (entries handed out)
 	dir       []byte          // kindDir: host dirent64 records not yet handed out
 	pipe      *pipe
-	write     bool     // kindPipe: the write end
+	write     bool     // kindPipe: the write end (a FIFO opened O_RDWR is both ends, with write false)
 	tfd       *timerFD // kindTimerFD
 	refs      int
 }
@@ -134,11 +134,7 @@ func (f *openFile) release() {
 		f.host.Close()
 	}
 	if f.pipe != nil {
-		if f.write {
-			f.pipe.writers--
-		} else {
-			f.pipe.readers--
-		}
+		f.pipe.drop(f.flags & oAccmode)
 	}
 }
 
@@ -161,6 +157,12 @@ type pipe struct {
 	buf     []byte
 	readers int
 	writers int
+	// A FIFO's pipe (fifo.go): the system that keeps it by key, and how
+	// often each side was opened (an open waiting for the other side
+	// goes on once that count moves).
+	fifo                  *System
+	key                   fifoKey
+	readOpens, writeOpens uint64
 }
 
 const pipeCapacity = 65536 // Linux's default pipe size

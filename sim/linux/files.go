@@ -335,7 +335,11 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 		return p.install(&openFile{kind: kindPath, path: host, flags: oPath}, 0, flags&oCloexec != 0)
 	}
 	if flags&oCreat == 0 || flags&oExcl == 0 {
-		if s, e := hostStatPath(host, true); e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		s, e := hostStatPath(host, true)
+		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+			return p.openFIFO(host, s, flags, archOnly)
+		}
+		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 			if flags&oAccmode != oRdonly || flags&oCreat != 0 {
 				return errno(EISDIR)
 			}
@@ -448,6 +452,9 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 	case kindVirtual:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFREG | 0o444, Nlink: 1, Blksize: 1024}, 0
 	case kindPipe:
+		if f.path != "" { // a FIFO: its node's stat
+			return hostStatPath(f.path, true)
+		}
 		return Stat{Dev: 12, Ino: 0x2000, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
@@ -1544,23 +1551,25 @@ func (p *Process) readiness(fd uint64, ev uint64) uint64 {
 	switch {
 	case e != 0:
 		return pollnval
-	case f.kind == kindPipe && !f.write:
+	case f.kind == kindPipe:
 		var rev uint64
-		if len(f.pipe.buf) > 0 {
-			rev = (pollin | pollrdnorm) & ev
+		if f.readable() {
+			if len(f.pipe.buf) > 0 {
+				rev = (pollin | pollrdnorm) & ev
+			}
+			if f.pipe.writers == 0 {
+				rev |= pollhup
+			}
 		}
-		if f.pipe.writers == 0 {
-			rev |= pollhup
+		if f.writable() {
+			if f.pipe.readers == 0 {
+				return pollerr
+			}
+			if len(f.pipe.buf) < pipeCapacity {
+				rev |= (pollout | pollwrnorm) & ev
+			}
 		}
 		return rev
-	case f.kind == kindPipe:
-		if f.pipe.readers == 0 {
-			return pollerr
-		}
-		if len(f.pipe.buf) < pipeCapacity {
-			return (pollout | pollwrnorm) & ev
-		}
-		return 0
 	case f.kind == kindTimerFD:
 		return p.timerfdReady(f, ev)
 	}

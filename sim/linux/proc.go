@@ -245,6 +245,9 @@ func (p *Process) procLink(path string) (string, bool) {
 		case kindHost, kindDir, kindPath:
 			return p.guestPath(f.path), true
 		case kindPipe:
+			if f.path != "" { // a FIFO
+				return p.guestPath(f.path), true
+			}
 			return "pipe:[8192]", true
 		case kindStdin, kindStdout:
 			return "pipe:[" + strconv.Itoa(4096+f.std) + "]", true
