@@ -293,3 +293,51 @@ func TestReverseRefusedWithProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestReverseOverFaults: a program whose faults become signals that its
+// handlers catch: back from a fault stop and forward to it again, the
+// fault is still there to pass; back over a handler's run (bc to the
+// start) and forward again, every handler runs once, its output once.
+func TestReverseOverFaults(t *testing.T) {
+	faultProgs := map[string]string{
+		"arm64": "../../programs/signals/bin/aarch64-sig-O2/faults",
+		"s390x": "../../programs/signals/bin/s390x-sig-O2/faults",
+	}
+	for arch, path := range faultProgs {
+		t.Run(arch, func(t *testing.T) {
+			cl := start(t, path)
+			cl.noAck()
+			tid := fmt.Sprintf("%x", cl.p.PID())
+			segv := "T0bthread:" + tid + ";"
+			require.Equal(t, segv, cl.req("c"))
+			at := replay.Clock(cl.p.Machine)
+			regs := cl.req("g")
+			require.Equal(t, "T05thread:"+tid+";", cl.req("bs"))
+			require.Equal(t, at-1, replay.Clock(cl.p.Machine))
+			require.Equal(t, "T05thread:"+tid+";", cl.req("s"))
+			require.Equal(t, at, replay.Clock(cl.p.Machine))
+			require.Equal(t, regs, cl.req("g"))
+			// Pass it: the handler runs; then on to the next fault.
+			require.Equal(t, segv, cl.req("C0b"))
+			out := cl.out.String()
+			require.Equal(t, "T05replaylog:begin;thread:"+tid+";", cl.req("bc"))
+			require.Equal(t, uint64(0), replay.Clock(cl.p.Machine))
+			// Forward through the history: the first fault was passed, so
+			// the replay delivers it (from the log) and stops only at the
+			// newest point's fault, held as before.
+			require.Equal(t, segv, cl.req("c"))
+			require.Equal(t, out, cl.out.String(), "the replay wrote nothing")
+			// Pass every fault on to the program's end (SIGSEGV, SIGILL,
+			// SIGBUS, ... : whatever each stop names).
+			reply := cl.req("C0b")
+			for strings.HasPrefix(reply, "T") {
+				require.Regexp(t, `^T[0-9a-f]{2}thread:`+tid+`;$`, reply)
+				reply = cl.req("C" + reply[1:3])
+			}
+			want, wantOut := plain(t, path)
+			require.Equal(t, exitReply(want), reply)
+			require.Equal(t, wantOut, cl.out.String(), "the output, once")
+			cl.wait()
+		})
+	}
+}
