@@ -63,3 +63,36 @@ func (c *Core) SetContextState(ctx any, s *cpu.State) {
 }
 
 var _ cpu.ContextStater = (*Core)(nil)
+
+// checkpoint is a threadContext with what only the core holds across
+// instructions (cpu.Checkpointer).
+type checkpoint struct {
+	t            threadContext
+	exclAddr     uint64
+	exclSize     uint8
+	exclValid    bool
+	alignErr     uint64
+	alignPending bool
+}
+
+// Checkpoint saves the core's whole state between instructions.
+func (c *Core) Checkpoint(into any) any {
+	k, ok := into.(*checkpoint)
+	if !ok {
+		k = new(checkpoint)
+	}
+	c.SaveThread(&k.t)
+	k.exclAddr, k.exclSize, k.exclValid = c.exclAddr, c.exclSize, c.exclValid
+	k.alignErr, k.alignPending = c.alignErr, c.alignPending
+	return k
+}
+
+// Rewind sets the core back to a Checkpoint.
+func (c *Core) Rewind(ctx any) {
+	k := ctx.(*checkpoint)
+	c.LoadThread(&k.t)
+	c.exclAddr, c.exclSize, c.exclValid = k.exclAddr, k.exclSize, k.exclValid
+	c.alignErr, c.alignPending = k.alignErr, k.alignPending
+}
+
+var _ cpu.Checkpointer = (*Core)(nil)

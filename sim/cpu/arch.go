@@ -191,6 +191,16 @@ type ThreadCore interface {
 	SetTLS(tls uint64)
 }
 
+// Checkpointer is implemented by cores whose whole state between two
+// instructions can be saved and set back, including what LoadThread
+// forgets (the arm64 exclusive monitor): a debugger's reverse execution
+// restores a checkpoint and replays, and the replay must take the same
+// path. Checkpoint reuses into when it is one of its own.
+type Checkpointer interface {
+	Checkpoint(into any) any
+	Rewind(ctx any)
+}
+
 // ContextStater is implemented by ThreadCores that can show a saved
 // context (from SaveThread) as a State and change it, without touching
 // the running thread: a debugger's and a core dump's view of the threads

@@ -106,6 +106,9 @@ func NewMachineMem(arch *Arch, mem *Memory) *Machine {
 // it at each thread switch.
 func (m *Machine) SetSliceEnd(end uint64) { m.sliceEnd = end }
 
+// SliceEnd returns what SetSliceEnd set.
+func (m *Machine) SliceEnd() uint64 { return m.sliceEnd }
+
 // Exited reports whether the guest has exited (or faulted).
 func (m *Machine) Exited() bool { return m.exited }
 

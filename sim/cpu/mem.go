@@ -100,6 +100,9 @@ func (p *Page) Touched() bool { return p.data != nil }
 // them to the limit; false (nothing allocated) when the limit would be
 // passed.
 func (m *Memory) touch(p *Page, vpn uint64) bool {
+	if m.journal != nil {
+		m.journal.wrote(vpn)
+	}
 	if p.data != nil && !p.cow {
 		return true
 	}
@@ -207,6 +210,10 @@ type Memory struct {
 	// TBI makes the accessors ignore the top byte of lower-half data
 	// addresses (arm64 Linux; see loadData).
 	TBI bool
+
+	// journal, while set (StartJournal), records the pages written and
+	// the mapping changes made (journal.go).
+	journal *Journal
 }
 
 // Host bytes charged to the limit besides the pages' own 4 KiB: each
@@ -375,6 +382,7 @@ func effectivePerm(pm uint8) Perm {
 // the end of the file they map: every access to them faults (PastEOF)
 // until they are mapped again.
 func (m *Memory) MarkPastEOF(addr, size uint64) {
+	m.record(MemOp{Kind: OpPastEOF, Addr: addr, Size: size})
 	first, n := pageSpan(addr, size)
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
@@ -542,6 +550,7 @@ func (m *Memory) Map(addr, size uint64, perm Perm) error {
 		c.perm[i] = permMapped | uint8(perm)
 	}
 	m.flushTLB()
+	m.record(MemOp{Kind: OpMap, Addr: addr, Size: size, Perm: perm})
 	return nil
 }
 
@@ -577,6 +586,7 @@ func (m *Memory) mapFits(first, n uint64, perm Perm) error {
 
 // Unmap removes the pages of [addr, addr+size); holes are fine.
 func (m *Memory) Unmap(addr, size uint64) {
+	m.record(MemOp{Kind: OpUnmap, Addr: addr, Size: size})
 	first, n := pageSpan(addr, size)
 	m.eachChunk(first, n, func(key uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
@@ -601,6 +611,7 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 	if !m.IsMapped(addr, size) {
 		return fmt.Errorf("protect: 0x%x+0x%x is not entirely mapped", addr, size)
 	}
+	m.record(MemOp{Kind: OpProtect, Addr: addr, Size: size, Perm: perm})
 	first, n := pageSpan(addr, size)
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
@@ -621,6 +632,7 @@ func (m *Memory) Protect(addr, size uint64, perm Perm) error {
 // Discard drops the contents of the mapped pages in [addr, addr+size): they
 // read as zeros again (madvise MADV_DONTNEED on private anonymous memory).
 func (m *Memory) Discard(addr, size uint64) {
+	m.record(MemOp{Kind: OpDiscard, Addr: addr, Size: size})
 	first, n := pageSpan(addr, size)
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
@@ -1095,6 +1107,7 @@ func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 // bytes with this one, writes included, as Linux's fork shares a shared
 // mapping's pages. Map clears the mark.
 func (m *Memory) MarkShared(addr, size uint64) {
+	m.record(MemOp{Kind: OpMarkShared, Addr: addr, Size: size})
 	first, n := pageSpan(addr, size)
 	m.eachChunk(first, n, func(_ uint64, c *chunk, lo, hi uint64) {
 		for i := lo; i < hi; i++ {
@@ -1115,6 +1128,15 @@ func (m *Memory) MarkShared(addr, size uint64) {
 // this space's account: SetLimit bounds both together.
 func (m *Memory) Fork() *Memory {
 	n := &Memory{chunks: make(map[uint64]*chunk, len(m.chunks)), acct: m.acct, TBI: m.TBI}
+	m.forkInto(n, false)
+	return n
+}
+
+// forkInto fills n, an empty address space on m's account, as Fork
+// does; with private, pages MarkShared marked are copied now (a
+// snapshot must not change with the space it was taken of, and the
+// space's pages must stay shared with its forks).
+func (m *Memory) forkInto(n *Memory, private bool) {
 	if m.acct.shares == nil {
 		m.acct.shares = map[*[PageSize]byte]int{}
 	}
@@ -1127,6 +1149,16 @@ func (m *Memory) Fork() *Memory {
 				c.pages[i] = p
 			}
 			if p == nil {
+				continue
+			}
+			if private && c.perm[i]&permShared != 0 {
+				np := &Page{Perm: p.Perm}
+				if p.data != nil {
+					d := *p.data
+					np.data = &d
+					m.acct.used += PageSize
+				}
+				nc.pages[i] = np
 				continue
 			}
 			if c.perm[i]&permShared != 0 && p.data == nil {
@@ -1151,7 +1183,6 @@ func (m *Memory) Fork() *Memory {
 	}
 	n.flushTLB()
 	m.flushTLB()
-	return n
 }
 
 // Release unmaps everything (a process that exits or execs lets go of its

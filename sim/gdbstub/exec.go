@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"simrun/sim/cpu"
+	"simrun/sim/replay"
 )
 
 // Running the guest for gdb: continue and step, breakpoints and
@@ -13,6 +14,7 @@ import (
 
 // runFree runs the program to its end without gdb.
 func (s *Stub) runFree() (*cpu.Exit, error) {
+	s.toNewest()
 	s.catching = false
 	s.m.Kernel = s.inner
 	s.m.Observer = s.base
@@ -33,7 +35,14 @@ func (s *Stub) runFree() (*cpu.Exit, error) {
 // deliver hands fault f to the kernel as the signal it raises: the
 // guest's handler runs, or the run ends with it.
 func (s *Stub) deliver(f *cpu.Fault) {
-	if ft, ok := s.inner.(cpu.FaultTaker); ok && ft.TakeFault(s.m, f) {
+	ft, ok := s.inner.(cpu.FaultTaker)
+	taken := false
+	if ok {
+		s.begin()
+		taken = ft.TakeFault(s.m, f)
+		s.end(replay.Fault, taken)
+	}
+	if taken {
 		if !f.Fetching() {
 			s.m.TakenFaults++ // as Machine counts a taken fault
 		}
@@ -53,6 +62,13 @@ const batch = 1 << 24
 // again, the other threads running meanwhile as they would (a breakpoint
 // one of them meets stops the run first).
 func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
+	if s.past() {
+		live, exit, done, err := s.forward(stepTid)
+		if !live {
+			return exit, done, err
+		}
+		sig = 0 // gdb saw no signal in the past
+	}
 	if f := s.fault; f != nil {
 		s.fault = nil
 		if sig == f.Signal() {
@@ -89,12 +105,19 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 	if s.hostStop.Load() {
 		return nil, true, cpu.ErrStopped
 	}
-	n := uint64(batch)
-	if step {
-		n = 1
-	}
+	s.mark()
 	for {
+		n := uint64(batch)
+		if step {
+			n = 1
+		}
+		if s.hist != nil {
+			n = min(n, s.hist.UntilMark())
+		}
 		exit, err := s.m.RunFor(n)
+		if exit == nil && err == nil {
+			s.mark()
+		}
 		if s.hostStop.Load() {
 			return nil, true, cpu.ErrStopped
 		}
@@ -123,7 +146,8 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 			if s.interruptReq.Swap(false) {
 				return s.stopped(2, "") // SIGINT, as gdb expects after 0x03
 			}
-			continue // nothing ran: a stale request
+			s.mark() // the history asked for a snapshot, or a stale request
+			continue
 		case err != nil:
 			return nil, true, err
 		case exit != nil:
@@ -202,6 +226,12 @@ func (s *Stub) observe(m *cpu.Machine) error {
 	}
 	if len(s.watches) > 0 {
 		s.checkWatch(m)
+		if s.armed.on && s.lay.watchBefore {
+			// gdb steps over the access itself (layout.watchBefore).
+			s.stop = s.stopReply(cpu.SIGTRAP, s.watchReason())
+			s.armed.on = false
+			return errStop
+		}
 	}
 	if s.base != nil {
 		return s.base(m)
@@ -212,9 +242,17 @@ func (s *Stub) observe(m *cpu.Machine) error {
 // checkWatch arms a watch hit when the next instruction accesses a
 // watched range in a watched way.
 func (s *Stub) checkWatch(m *cpu.Machine) {
+	if w, ok := s.watchAccess(m); ok {
+		s.armed = w
+	}
+}
+
+// watchAccess is the watch hit of the next instruction, if it accesses a
+// watched range in a watched way.
+func (s *Stub) watchAccess(m *cpu.Machine) (watchHit, bool) {
 	var op cpu.Op
 	if !m.Core.NextOp(&op) {
-		return
+		return watchHit{}, false
 	}
 	var read, write bool
 	switch op.Class {
@@ -225,14 +263,33 @@ func (s *Stub) checkWatch(m *cpu.Machine) {
 	case cpu.ClassLoadAtomic:
 		read, write = true, true
 	default:
-		return
+		return watchHit{}, false
 	}
 	size := uint64(max(op.Access, 1))
 	for _, w := range s.watches {
 		hit := w.kind == '4' || (w.kind == '2' && write) || (w.kind == '3' && read)
 		if hit && op.VA < w.addr+w.len && w.addr < op.VA+size {
-			s.armed = watchHit{on: true, kind: w.kind, addr: max(op.VA, w.addr), insns: m.Insns}
-			return
+			return watchHit{on: true, kind: w.kind, addr: max(op.VA, w.addr), insns: m.Insns}, true
 		}
 	}
+	return watchHit{}, false
+}
+
+// resumeLocked is resume with only thread lock running (gdb's scheduler
+// locking: a vCont whose actions all name it): the scheduler switches to
+// it now and runs no other thread while it can run (linux.Process
+// LockScheduler: one that waits lets the others run until it wakes).
+// Behind the newest point the history replays as it was recorded.
+func (s *Stub) resumeLocked(stepTid uint64, sig int, lock uint64) (*cpu.Exit, bool, error) {
+	if !s.past() && !s.m.Exited() {
+		s.begin()
+		ok := s.p.LockScheduler(lock)
+		s.end(replay.Boundary, false)
+		if !ok {
+			s.send("E01")
+			return nil, false, nil
+		}
+		defer s.p.LockScheduler(0)
+	}
+	return s.resume(stepTid, sig)
 }

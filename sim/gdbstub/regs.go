@@ -30,6 +30,12 @@ type layout struct {
 	// typesFor maps a feature to the type definitions it needs.
 	typesFor map[string]string
 	xml      string
+	// watchBefore: gdb treats this architecture's watchpoints as
+	// non-steppable (aarch64): the target reports a hit before the
+	// accessing instruction runs, as Linux's debug exception does, and
+	// gdb steps over it with its watchpoints removed. Otherwise (s390x)
+	// the report comes after the access.
+	watchBefore bool
 }
 
 // size is the length in bytes of a 'g' packet's data.
@@ -85,6 +91,7 @@ func layoutFor(a *cpu.Arch) (*layout, error) {
 	switch a.Name {
 	case "arm64":
 		l = arm64Layout()
+		l.watchBefore = true
 	case "s390x":
 		l = s390xLayout()
 	default:

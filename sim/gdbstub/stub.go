@@ -9,13 +9,15 @@
 // qXfer:threads:read, qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc,
 // T, qRcmd (monitor insns), '?', g/G, p/P,
 // m/M/X, Z0/Z1 breakpoints, Z2/Z3/Z4 watchpoints, s/c/S/C, vCont and
-// vCont?, k/vKill, D and the 0x03 interrupt. See docs/gdb.md.
+// vCont?, bs/bc (reverse execution, reverse.go), k/vKill, D and the 0x03
+// interrupt. See docs/gdb.md.
 //
 // Execution: with no breakpoint or watchpoint set, continue runs the
 // machine in large batches with no per-instruction cost; with some set,
 // the machine's per-instruction observer checks the pc against the
 // breakpoints and, for watchpoints, the next operation's data access
-// (Core.NextOp), stopping after an accessing instruction retires. A
+// (Core.NextOp), stopping after an accessing instruction retires (on
+// arm64 before it: gdb steps over it, layout.watchBefore). A
 // guest fault stops the guest before its signal is delivered: continuing
 // with that signal (C0b) delivers it as Linux would (the handler runs or
 // the process dies); continuing without it discards it, so the faulting
@@ -24,12 +26,13 @@
 // Threads: every thread the process has is listed by tid; registers are
 // read and written from the core for the running thread and from the
 // scheduler's saved context for the others. All threads run on a resume
-// (one core, the deterministic scheduler's order); a step of a thread
-// that is switched out runs until it has retired one instruction.
+// (one core, the deterministic scheduler's order) unless gdb locks the
+// scheduler to one (a vCont naming only it); a step of a thread that is
+// switched out runs until it has retired one instruction.
 //
-// Not done yet (later slices of the debugging work): reverse execution,
-// gdb's gcore, signals other than an instruction's fault stopping the
-// guest, and O packets for output.
+// Not done yet (later slices of the debugging work): reverse execution
+// across fork and execve, gdb's gcore, signals other than an
+// instruction's fault stopping the guest, and O packets for output.
 package gdbstub
 
 import (
@@ -45,6 +48,7 @@ import (
 
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/replay"
 )
 
 // Stub serves one gdb connection for one process.
@@ -77,6 +81,13 @@ type Stub struct {
 
 	interruptReq atomic.Bool // gdb sent 0x03
 	hostStop     atomic.Bool // the host asked simrun to stop (Interrupt)
+
+	// Interval and HistoryLimit override the history's snapshot interval
+	// (instructions) and memory bound (bytes) for reverse execution (0:
+	// replay.DefaultInterval, replay.DefaultLimit); set before Serve.
+	Interval, HistoryLimit uint64
+	hist                   *replay.History // nil: no reverse execution (histOff says why)
+	histOff                string
 }
 
 // watch is a Z2 (write), Z3 (read) or Z4 (access) watchpoint.
@@ -123,13 +134,19 @@ func (s *Stub) Interrupt() {
 // process, faults stop the guest for gdb first.
 type catcher struct{ s *Stub }
 
-func (k catcher) Syscall(m *cpu.Machine) { k.s.inner.Syscall(m) }
+func (k catcher) Syscall(m *cpu.Machine) {
+	k.s.begin()
+	k.s.inner.Syscall(m)
+	k.s.end(replay.Syscall, false)
+}
 
 // Preempt and ThreadList pass the scheduler's hooks through: the machine
 // switches threads at a quantum's end while gdb is attached too.
 func (k catcher) Preempt(m *cpu.Machine) {
 	if pr, ok := k.s.inner.(cpu.Preempter); ok {
+		k.s.begin()
 		pr.Preempt(m)
+		k.s.end(replay.Boundary, false)
 	}
 }
 
@@ -164,6 +181,7 @@ func (s *Stub) Serve() (*cpu.Exit, error) {
 	s.base = s.m.Observer
 	s.m.Kernel = catcher{s}
 	s.catching = true
+	s.startHistory()
 	defer func() {
 		s.m.Kernel = s.inner
 		s.m.Observer = s.base
@@ -246,7 +264,7 @@ func (s *Stub) resend() {
 // ("swbreak:;", "watch:ADDR;"), about the running thread; the Hg and Hc
 // selections end with the stop, as gdbserver's do.
 func (s *Stub) stopReply(sig int, reason string) string {
-	return s.stopReplyFor(s.p.CurrentTid(), sig, reason)
+	return s.stopReplyFor(s.curTid(), sig, reason)
 }
 
 // stopReplyFor is stopReply about thread tid.
@@ -263,7 +281,7 @@ func exitReply(e *cpu.Exit) string {
 	return fmt.Sprintf("W%02x", e.Status&0xff)
 }
 
-const supported = "PacketSize=4000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;qXfer:threads:read+;swbreak+;hwbreak+;vContSupported+"
+const supported = "PacketSize=4000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;qXfer:threads:read+;swbreak+;hwbreak+;vContSupported+;ReverseStep+;ReverseContinue+"
 
 // handle answers one packet. done: the stub is finished: exit != nil
 // for the program's end, nil for a detach.
@@ -278,17 +296,22 @@ func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
 	case 'g':
 		s.sendBytes(s.readRegs())
 	case 'G':
-		s.send(s.writeRegs(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeRegs(pkt[1:]) }))
 	case 'p':
 		s.send(s.readReg(pkt[1:]))
 	case 'P':
-		s.send(s.writeReg(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeReg(pkt[1:]) }))
 	case 'm':
 		s.send(s.readMem(pkt[1:]))
 	case 'M':
-		s.send(s.writeMemHex(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeMemHex(pkt[1:]) }))
 	case 'X':
-		s.send(s.writeMemBin(pkt[1:]))
+		s.send(s.edit(func() string { return s.writeMemBin(pkt[1:]) }))
+	case 'b':
+		if pkt == "bs" || pkt == "bc" {
+			return s.reverse(pkt == "bc")
+		}
+		s.send("")
 	case 'H':
 		s.send(s.setThread(pkt[1:]))
 	case 'T':
@@ -340,6 +363,7 @@ func (s *Stub) handle(pkt string) (exit *cpu.Exit, done bool, err error) {
 // kill ends the program as SIGKILL would.
 func (s *Stub) kill() (*cpu.Exit, bool, error) {
 	fmt.Fprintln(s.notes, "simrun: gdb killed the program")
+	s.toNewest()
 	s.fault = nil
 	s.m.EndFault(&cpu.Fault{PC: s.m.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
 		Err: errors.New("killed by gdb")})
@@ -361,7 +385,7 @@ func (s *Stub) query(pkt string) {
 		s.send(fmt.Sprintf("QC%x", s.event))
 	case "qfThreadInfo":
 		var ids []string
-		for _, t := range s.p.ThreadIDs() {
+		for _, t := range s.threadIDs() {
 			ids = append(ids, strconv.FormatUint(t, 16))
 		}
 		s.send("m" + strings.Join(ids, ","))
@@ -389,11 +413,17 @@ func (s *Stub) monitor(hexCmd string) {
 		return
 	}
 	var out string
-	switch strings.TrimSpace(string(b)) {
-	case "insns":
+	cmd := strings.TrimSpace(string(b))
+	switch {
+	case cmd == "insns":
 		out = fmt.Sprintf("%d\n", s.m.Insns)
-	case "help", "":
-		out = "simrun monitor commands:\n  insns  instructions retired so far\n"
+	case cmd == "history" || strings.HasPrefix(cmd, "history "):
+		out = s.historyCommand(strings.Fields(cmd)[1:])
+	case cmd == "help" || cmd == "":
+		out = "simrun monitor commands:\n  insns  instructions retired so far\n" +
+			"  history  the reverse-execution history: its span, snapshots and memory\n" +
+			"  history interval N  a snapshot every N instructions\n" +
+			"  history limit SIZE  drop the oldest snapshots past SIZE bytes (64M, 1G)\n"
 	default:
 		out = fmt.Sprintf("unknown monitor command %q (monitor help lists them)\n", b)
 	}
@@ -448,10 +478,13 @@ func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
 	case pkt == "vCont?":
 		s.send("vCont;c;C;s;S")
 	case strings.HasPrefix(pkt, "vCont;"):
-		step, sig, ok := s.vCont(pkt[len("vCont;"):])
+		step, sig, lock, ok := s.vCont(pkt[len("vCont;"):])
 		if !ok {
 			s.send("E01")
 			return nil, false, nil
+		}
+		if lock != 0 {
+			return s.resumeLocked(step, sig, lock)
 		}
 		return s.resume(step, sig)
 	case strings.HasPrefix(pkt, "vKill"):
@@ -463,42 +496,44 @@ func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
 	return nil, false, nil
 }
 
-// vCont reads the actions of a vCont packet. One core runs the threads
-// in the scheduler's deterministic order, so a resume runs them all:
-// the result is the thread to step (0: none; the first step action's
-// thread, or the event thread for a step without one) and the signal of
-// the action that applies to the event thread, whose fault (if any) gdb
-// saw. Continue actions for some threads only (scheduler locking) still
-// let every thread run.
-func (s *Stub) vCont(actions string) (step uint64, sig int, ok bool) {
+// vCont reads the actions of a vCont packet: the thread to step (0:
+// none; the first step action's thread, or the event thread for a step
+// without one), the signal of the action that applies to the event
+// thread, whose fault (if any) gdb saw, and lock: when every action
+// names one and the same thread (gdb's scheduler locking), that thread,
+// the only one to run; else 0, and the threads run in the scheduler's
+// deterministic order on the one core.
+func (s *Stub) vCont(actions string) (step uint64, sig int, lock uint64, ok bool) {
 	sigSet := false
+	var named []uint64 // the threads the actions name (^0: all)
 	for _, a := range strings.Split(actions, ";") {
 		act, thread, hasThread := strings.Cut(a, ":")
 		tid := ^uint64(0)
 		if hasThread {
 			t, ok := s.threadID(thread)
 			if !ok {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 			tid = t
 		}
 		if act == "" {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
+		named = append(named, tid)
 		var g uint64
 		switch act[0] {
 		case 'c', 's':
 			if len(act) != 1 {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 		case 'C', 'S':
 			var err error
 			g, err = parseHexU64(act[1:])
 			if err != nil || g > 0xff {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 		default:
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		if act[0] == 's' || act[0] == 'S' {
 			if step == 0 {
@@ -517,16 +552,23 @@ func (s *Stub) vCont(actions string) (step uint64, sig int, ok bool) {
 			}
 		}
 	}
-	return step, sig, true
+	if len(named) > 0 && named[0] != 0 && named[0] != ^uint64(0) && !slices.ContainsFunc(named, func(t uint64) bool { return t != named[0] }) {
+		lock = named[0]
+	}
+	return step, sig, lock, true
 }
 
-// stepFor is the thread s and S step: Hc's, else the event thread's.
+// stepFor is the thread s, S and bs step: Hc's; with Hc any thread
+// (gdb's reverse-stepi sends Hc0 when the other threads may move too),
+// Hg's, as gdbserver steps its current thread; else the event thread.
 func (s *Stub) stepFor(step bool) uint64 {
 	if !step {
 		return 0
 	}
-	if s.ctid != 0 && s.alive(s.ctid) {
-		return s.ctid
+	for _, t := range []uint64{s.ctid, s.gtid} {
+		if t != 0 && s.alive(t) {
+			return t
+		}
 	}
 	return s.event
 }
@@ -536,7 +578,7 @@ func (s *Stub) alive(tid uint64) bool {
 	if tid == 0 || tid == ^uint64(0) {
 		return true
 	}
-	return slices.Contains(s.p.ThreadIDs(), tid)
+	return slices.Contains(s.threadIDs(), tid)
 }
 
 // threadsXML is the qXfer:threads:read document: every live thread,
@@ -544,7 +586,7 @@ func (s *Stub) alive(tid uint64) bool {
 func (s *Stub) threadsXML() []byte {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
-	for _, t := range s.p.ThreadIDs() {
+	for _, t := range s.threadIDs() {
 		fmt.Fprintf(&b, "<thread id=\"%x\" core=\"0\" name=\"%s\"/>\n", t, xmlEscape(s.p.Comm()))
 	}
 	b.WriteString("</threads>\n")
@@ -599,7 +641,9 @@ func (s *Stub) setPC(addr string) string {
 	if err != nil {
 		return "E01"
 	}
-	s.m.Core.SetPC(a)
+	if r := s.edit(func() string { s.m.Core.SetPC(a); return "" }); r != "" {
+		return r
+	}
 	return ""
 }
 
@@ -616,8 +660,12 @@ func (s *Stub) regThread() uint64 {
 // the context the scheduler saved for it.
 func (s *Stub) state() *cpu.State {
 	var st cpu.State
-	if t := s.regThread(); t != s.p.CurrentTid() {
-		if _, ok := s.p.ThreadState(t, &st); ok {
+	if t := s.regThread(); t != s.curTid() {
+		if v := s.pastView(); v != nil {
+			if st, ok := v.States[t]; ok {
+				return st.Clone()
+			}
+		} else if _, ok := s.p.ThreadState(t, &st); ok {
 			return &st
 		}
 	}

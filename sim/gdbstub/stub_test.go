@@ -422,16 +422,25 @@ func TestBreakStepWatch(t *testing.T) {
 			require.Equal(t, "T05hwbreak:;thread:"+tid+";", cl.req("c"))
 			require.Equal(t, fib, cl.reg(pcReg(arch)))
 			require.Equal(t, "OK", cl.req(fmt.Sprintf("z1,%x,4", fib)))
-			// A write watchpoint stops after the storing instruction.
+			// A write watchpoint stops after the storing instruction; on
+			// arm64 the report comes before it and gdb steps over it with
+			// the watchpoint removed (gdb's aarch64 watchpoints are not
+			// steppable, as on Linux).
 			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z2,%x,8", olen)))
 			before := cl.p.Insns
 			require.Equal(t, fmt.Sprintf("T05watch:%x;thread:%s;", olen, tid), cl.req("c"))
 			require.Greater(t, cl.p.Insns, before)
 			v, ok := cl.p.Mem.Load(olen, 8, cl.p.Arch.ByteOrder)
 			require.True(t, ok)
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("z2,%x,8", olen)))
+			if arch == "arm64" {
+				require.Zero(t, v, "stopped before the store")
+				require.Equal(t, "T05thread:"+tid+";", cl.req("s"))
+				v, ok = cl.p.Mem.Load(olen, 8, cl.p.Arch.ByteOrder)
+				require.True(t, ok)
+			}
 			require.NotZero(t, v, "the store retired")
 			// A read watchpoint next stops at a load of it.
-			require.Equal(t, "OK", cl.req(fmt.Sprintf("z2,%x,8", olen)))
 			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z3,%x,8", olen)))
 			require.Equal(t, fmt.Sprintf("T05rwatch:%x;thread:%s;", olen, tid), cl.req("c"))
 			require.Equal(t, "OK", cl.req(fmt.Sprintf("z3,%x,8", olen)))

@@ -147,28 +147,100 @@ func TestVContParse(t *testing.T) {
 		in   string
 		step uint64
 		sig  int
+		lock uint64
 		ok   bool
 	}{
-		{"c", 0, 0, true},
-		{"s", 0x3e9, 0, true},
-		{"s:3ea;c", 0x3ea, 0, true},
-		{"s:p1.3ea;c:p1.-1", 0x3ea, 0, true},
-		{"C0b:3e9;c", 0, cpu.SIGSEGV, true},
-		{"c:3ea;C0b", 0, cpu.SIGSEGV, true},
-		{"C0b:3ea;c", 0, 0, true}, // the signal is another thread's
-		{"S0b", 0x3e9, cpu.SIGSEGV, true},
-		{"x", 0, 0, false},
-		{"c1", 0, 0, false},
-		{"s:zz", 0, 0, false},
-		{"C1ff", 0, 0, false},
-		{"", 0, 0, false},
+		{"c", 0, 0, 0, true},
+		{"s", 0x3e9, 0, 0, true},
+		{"s:3ea;c", 0x3ea, 0, 0, true},
+		{"s:p1.3ea;c:p1.-1", 0x3ea, 0, 0, true},
+		{"C0b:3e9;c", 0, cpu.SIGSEGV, 0, true},
+		{"c:3ea;C0b", 0, cpu.SIGSEGV, 0, true},
+		{"C0b:3ea;c", 0, 0, 0, true}, // the signal is another thread's
+		{"S0b", 0x3e9, cpu.SIGSEGV, 0, true},
+		// Scheduler locking: every action names one thread.
+		{"c:3ea", 0, 0, 0x3ea, true},
+		{"s:3ea", 0x3ea, 0, 0x3ea, true},
+		{"s:p3e8.3ea", 0x3ea, 0, 0x3ea, true},
+		{"C0b:3e9", 0, cpu.SIGSEGV, 0x3e9, true},
+		{"c:3ea;c:3eb", 0, 0, 0, true},
+		{"c:-1", 0, 0, 0, true},
+		{"x", 0, 0, 0, false},
+		{"c1", 0, 0, 0, false},
+		{"s:zz", 0, 0, 0, false},
+		{"C1ff", 0, 0, 0, false},
+		{"", 0, 0, 0, false},
 	}
 	for _, c := range cases {
-		step, sig, ok := s.vCont(c.in)
+		step, sig, lock, ok := s.vCont(c.in)
 		require.Equal(t, c.ok, ok, c.in)
 		if ok {
 			require.Equal(t, c.step, step, c.in)
 			require.Equal(t, c.sig, sig, c.in)
+			require.Equal(t, c.lock, lock, c.in)
 		}
+	}
+}
+
+// TestSchedulerLocking: a vCont whose actions all name one thread (gdb's
+// set scheduler-locking on) runs that thread only: the other workers
+// retire nothing while it runs its loop of half a million instructions
+// (fifty quanta) to its store into sums; a step so locked is one
+// instruction of that thread, switched to at once.
+func TestSchedulerLocking(t *testing.T) {
+	for arch, path := range threadProgs {
+		t.Run(arch, func(t *testing.T) {
+			cl := start(t, path)
+			cl.noAck()
+			work, sums := symbol(t, path, "work"), symbol(t, path, "sums")
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", work)))
+			var tids []uint64
+			for len(tids) < 2 {
+				tids = append(tids, stopTid(t, cl.req("vCont;c")))
+				require.Equal(t, "OK", cl.req(fmt.Sprintf("z0,%x,4", work)))
+				require.Equal(t, fmt.Sprintf("T05thread:%x;", tids[len(tids)-1]), cl.req(fmt.Sprintf("vCont;s:%x;c", tids[len(tids)-1])))
+				require.Equal(t, "OK", cl.req(fmt.Sprintf("Z0,%x,4", work)))
+			}
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("z0,%x,4", work)))
+			first, second := tids[0], tids[1]
+			insns := func() map[uint64]uint64 {
+				out := map[uint64]uint64{}
+				for _, id := range cl.p.ThreadIDs() {
+					out[id] = cl.p.ThreadInsns(id)
+				}
+				return out
+			}
+			// A locked step of the first worker (not the running one).
+			require.NotEqual(t, first, cl.p.CurrentTid())
+			before := insns()
+			require.Equal(t, fmt.Sprintf("T05thread:%x;", first), cl.req(fmt.Sprintf("vCont;s:%x", first)))
+			after := insns()
+			for id, n := range before {
+				if id == first {
+					require.Equal(t, n+1, after[id])
+				} else {
+					require.Equal(t, n, after[id], "thread %x ran", id)
+				}
+			}
+			// A locked continue of the second to its store into sums
+			// (worker id 1: the second created).
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("Z2,%x,8", sums+8)))
+			before = insns()
+			reply := cl.req(fmt.Sprintf("vCont;c:%x", second))
+			require.Equal(t, fmt.Sprintf("T05watch:%x;thread:%x;", sums+8, second), reply)
+			after = insns()
+			require.Greater(t, after[second]-before[second], uint64(200000))
+			for id, n := range before {
+				if id != second {
+					require.Equal(t, n, after[id], "thread %x ran", id)
+				}
+			}
+			require.Equal(t, "OK", cl.req(fmt.Sprintf("z2,%x,8", sums+8)))
+			want, out := plain(t, path)
+			require.Equal(t, exitReply(want), cl.req("vCont;c"))
+			r := cl.wait()
+			require.NoError(t, r.err)
+			require.Equal(t, out, cl.out.String())
+		})
 	}
 }

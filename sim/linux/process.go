@@ -121,7 +121,8 @@ type Process struct {
 	allThreads []*thread // every thread the process had, exited ones too
 	cur        *thread
 	quantum    uint64
-	schedRng   uint64 // the random scheduler's state (0: round robin)
+	schedRng   uint64  // the random scheduler's state (0: round robin)
+	locked     *thread // LockScheduler's thread (nil: none)
 	switches   uint64
 	runStart   uint64 // Insns when cur began to run
 	waitSeq    uint64 // orders futex waiters

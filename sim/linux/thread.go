@@ -228,6 +228,9 @@ func (p *Process) reschedule() {
 // order, wrapping around to the current one itself; nil if none. The
 // random scheduler picks any runnable one instead.
 func (p *Process) nextRunnable() *thread {
+	if t := p.locked; t != nil && t.state == threadRunnable {
+		return t // a debugger's scheduler locking (LockScheduler)
+	}
 	if p.schedRng != 0 {
 		return p.randomRunnable()
 	}

@@ -80,3 +80,26 @@ func (p *Process) SetThreadState(tid uint64, st *cpu.State) bool {
 // Comm is the program's name as /proc/self/comm shows it (at most 15
 // bytes).
 func (p *Process) Comm() string { return p.comm() }
+
+// LockScheduler makes the scheduler run only thread tid while it can
+// run — a debugger's scheduler locking (gdb's set scheduler-locking) —
+// switching to it now if it is not running; 0 unlocks. A locked thread
+// that waits (a futex, a pipe) lets the others run until it wakes: the
+// machine cannot stay idle while the thread waits on one of them. false
+// for a tid that is not a live thread.
+func (p *Process) LockScheduler(tid uint64) bool {
+	if tid == 0 {
+		p.locked = nil
+		return true
+	}
+	t := p.threadByTid(tid)
+	if t == nil {
+		return false
+	}
+	p.locked = t
+	if t != p.cur && t.state == threadRunnable && !p.sys.multi() {
+		p.switchTo(t)
+		p.setSlice()
+	}
+	return true
+}

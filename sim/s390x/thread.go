@@ -63,3 +63,30 @@ func (c *Core) SetContextState(ctx any, s *cpu.State) {
 }
 
 var _ cpu.ContextStater = (*Core)(nil)
+
+// checkpoint is a threadContext with the clock value stck last stored
+// (cpu.Checkpointer).
+type checkpoint struct {
+	t       threadContext
+	lastTOD uint64
+}
+
+// Checkpoint saves the core's whole state between instructions.
+func (c *Core) Checkpoint(into any) any {
+	k, ok := into.(*checkpoint)
+	if !ok {
+		k = new(checkpoint)
+	}
+	c.SaveThread(&k.t)
+	k.lastTOD = c.lastTOD
+	return k
+}
+
+// Rewind sets the core back to a Checkpoint.
+func (c *Core) Rewind(ctx any) {
+	k := ctx.(*checkpoint)
+	c.LoadThread(&k.t)
+	c.lastTOD = k.lastTOD
+}
+
+var _ cpu.Checkpointer = (*Core)(nil)
