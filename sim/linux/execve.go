@@ -203,6 +203,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		cfg.Env = []string{}
 	}
 	cfg.Dir, cfg.Root = p.cwd, "" // the root is carried over below
+	cfg.account = p.Mem
 	nq, err := p.newImage(host, data, cfg)
 	if err != nil {
 		var le *cpu.LoadError

@@ -42,9 +42,9 @@ type Config struct {
 	// ReadOnly refuses every change to the file system with EROFS
 	// (writes to stdout, stderr and /dev/null still go through).
 	ReadOnly bool
-	// MaxMemory bounds the host memory the guest's address space may
-	// hold, in bytes (0: no bound; see cpu.Memory.SetLimit): past it mmap,
-	// brk and mremap give ENOMEM and a write that needs a new page ends
+	// MaxMemory bounds the host memory the address spaces of all the
+	// run's processes may hold together, in bytes (0: no bound; see
+	// cpu.Memory.SetLimit): past it mmap, brk, mremap and fork give ENOMEM and a write that needs a new page ends
 	// the process (FaultOutOfMemory, status 137), as under Linux's
 	// overcommit heuristic and out-of-memory killer.
 	MaxMemory uint64
@@ -69,6 +69,10 @@ type Config struct {
 	// MaxProcs bounds the processes alive at once (0: DefaultMaxProcs;
 	// system.go): fork past it gives EAGAIN.
 	MaxProcs int
+
+	// account, set by execve, is the address space whose account the
+	// new program's memory joins (one --max-memory bound for a run).
+	account *cpu.Memory
 }
 
 // Process is one simulated Linux process: the machine that runs it and
@@ -196,13 +200,19 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	if cfg.Notes == nil {
 		cfg.Notes = cfg.Stderr
 	}
-	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
+	mem := cpu.NewMemory()
+	if cfg.account != nil {
+		mem = cfg.account.Empty()
+		cfg.account = nil
+	} else {
+		mem.SetLimit(cfg.MaxMemory)
+	}
+	p := &Process{Machine: cpu.NewMachineMem(arch, mem), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
 	newSystem(p)
 	p.ppid = 1
 	p.initThreads()
 	p.MaxInsns = cfg.MaxInsns
-	p.Mem.SetLimit(cfg.MaxMemory)
 	p.rng = newGuestRandom(cfg.Seed)
 	p.cwd, _ = filepath.Abs(cfg.Dir)
 	if cfg.Root != "" {
@@ -227,6 +237,7 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	p.noted = map[uint64]bool{}
 	p.told = map[string]bool{}
 	if err := p.exec(path, data, f); err != nil {
+		p.Mem.Release() // what the load charged goes back to the account
 		return nil, err
 	}
 	return p, nil

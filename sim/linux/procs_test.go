@@ -23,17 +23,20 @@ var procsConfigs = map[string]string{"arm64": "aarch64-proc-O2", "s390x": "s390x
 // procsPrograms are the bundled process programs; qemu says whether
 // qemu-user can be their oracle (it runs a guest's execve on the host,
 // which needs binfmt_misc; and its fork bomb meets the host's limit).
+// maxMem is the --max-memory it runs with (0: none).
 var procsPrograms = []struct {
-	name string
-	qemu bool
-}{{"forkwait", true}, {"sigchld", true}, {"pipes", true}, {"forkbomb", false}, {"spawn", false}}
+	name   string
+	qemu   bool
+	maxMem uint64
+}{{"forkwait", true, 0}, {"sigchld", true, 0}, {"pipes", true, 0}, {"forkbomb", false, 0}, {"spawn", false, 0},
+	{"forkmem", false, 128 << 20}}
 
-// runProcs runs a process program under simrun (at most 50 processes)
-// and returns its stdout and exit status.
-func runProcs(t *testing.T, path string) (string, int) {
+// runProcs runs a process program under simrun (at most 50 processes,
+// maxMem bytes of memory) and returns its stdout and exit status.
+func runProcs(t *testing.T, path string, maxMem uint64) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
-	m, err := Load(path, Config{Args: []string{path}, Stdout: &out, MaxProcs: 50, MaxInsns: 2e9})
+	m, err := Load(path, Config{Args: []string{path}, Stdout: &out, MaxProcs: 50, MaxInsns: 2e9, MaxMemory: maxMem})
 	require.NoError(t, err)
 	exit, err := Run(m)
 	require.NoError(t, err)
@@ -50,7 +53,7 @@ func TestProcsPrograms(t *testing.T) {
 			golden := filepath.Join("testdata", "procs", prog.name+".out")
 			for _, arch := range []string{"arm64", "s390x"} {
 				path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], prog.name)
-				out, status := runProcs(t, path)
+				out, status := runProcs(t, path, prog.maxMem)
 				got := out + "status " + itoa(status) + "\n"
 				if *updateProcs && arch == "arm64" {
 					require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
@@ -111,7 +114,7 @@ func TestQemuProcsPrograms(t *testing.T) {
 		for _, arch := range []string{"arm64", "s390x"} {
 			t.Run(arch+"/"+prog.name, func(t *testing.T) {
 				path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], prog.name)
-				out, status := runProcs(t, path)
+				out, status := runProcs(t, path, prog.maxMem)
 				cmd := exec.Command(qemu[arch], path)
 				var qout bytes.Buffer
 				cmd.Stdout = &qout
@@ -140,7 +143,8 @@ func TestForkMemory(t *testing.T) {
 	m.MarkShared(0x20000, cpu.PageSize)
 	require.True(t, m.Store64LE(0x10000, 1))
 	used := m.Used()
-	c := m.Fork()
+	c, err := m.Fork()
+	require.NoError(t, err)
 	require.Greater(t, c.Used(), used, "the child's page tables are charged")
 	v, ok := c.Load64LE(0x10000)
 	require.True(t, ok)
@@ -160,6 +164,23 @@ func TestForkMemory(t *testing.T) {
 	require.Equal(t, uint64(9), v)
 	c.Release()
 	require.Less(t, m.Used(), before)
+
+	// Past the limit the copy is refused whole: nothing is charged.
+	used = m.Used()
+	m.SetLimit(used + 1)
+	_, err = m.Fork()
+	require.ErrorIs(t, err, cpu.ErrMemoryLimit)
+	require.Equal(t, used, m.Used())
+	require.False(t, m.TakeLimitHit(), "no access failed")
+	m.SetLimit(0)
+
+	// An exec'd program's space (Empty) is on the same account.
+	e := m.Empty()
+	require.NoError(t, e.Map(0x10000, cpu.PageSize, cpu.PermRW))
+	require.True(t, e.Store64LE(0x10000, 1))
+	require.Greater(t, m.Used(), used+cpu.PageSize)
+	e.Release()
+	require.Equal(t, used, m.Used())
 }
 
 // FuzzShebang: the "#!" parser never panics and its results have no

@@ -417,8 +417,12 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	if !ok {
 		return errno(ENOSYS)
 	}
+	mem, err := p.Mem.Fork()
+	if err != nil {
+		return errno(ENOMEM) // the copy's page tables would pass --max-memory
+	}
 	pid := s.newID()
-	m := cpu.NewMachineMem(p.Arch, p.Mem.Fork())
+	m := cpu.NewMachineMem(p.Arch, mem)
 	q := new(Process)
 	*q = *p
 	q.Machine, m.Kernel = m, q
