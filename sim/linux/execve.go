@@ -215,6 +215,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	}
 	old := p.Machine
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
+	p.leaveVM(old, p == p.sys.first)
 	keep := struct {
 		sys               *System
 		pid, ppid         uint64
@@ -263,9 +264,6 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		if fe != nil && fe.cloexec {
 			p.closeFD(uint64(fd))
 		}
-	}
-	if p != p.sys.first {
-		old.Mem.Release()
 	}
 	p.wakeVforkParent()
 	p.noResult = true

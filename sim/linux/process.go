@@ -146,6 +146,9 @@ type Process struct {
 	wstatus       uint32
 	wcode, wvalue uint32
 	vforkParent   *thread // the parent's thread a vfork holds
+	// vmUsers counts the processes on this address space when a vfork
+	// child shares it with its parent (nil: the process's own).
+	vmUsers *int
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory

@@ -22,14 +22,16 @@ var procsConfigs = map[string]string{"arm64": "aarch64-proc-O2", "s390x": "s390x
 
 // procsPrograms are the bundled process programs; qemu says whether
 // qemu-user can be their oracle (it runs a guest's execve on the host,
-// which needs binfmt_misc; and its fork bomb meets the host's limit).
+// which needs binfmt_misc; its fork bomb meets the host's limit; and it
+// runs vfork as fork, the child on a copy of the memory, where Linux
+// shares it).
 // maxMem is the --max-memory it runs with (0: none).
 var procsPrograms = []struct {
 	name   string
 	qemu   bool
 	maxMem uint64
 }{{"forkwait", true, 0}, {"sigchld", true, 0}, {"pipes", true, 0}, {"forkbomb", false, 0}, {"spawn", false, 0},
-	{"forkmem", false, 128 << 20}}
+	{"forkmem", false, 128 << 20}, {"vfork", false, 0}}
 
 // runProcs runs a process program under simrun (at most 50 processes,
 // maxMem bytes of memory) and returns its stdout and exit status.

@@ -363,9 +363,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 		p.threads = nil
 	}
 	s.done = append(s.done, p.stat())
-	if p != s.first {
-		p.Mem.Release()
-	}
+	p.leaveVM(p.Machine, p == s.first)
 	p.wakeVforkParent()
 	for _, c := range s.procs {
 		if c.parent == p {
@@ -395,6 +393,30 @@ func (s *System) reap(p *Process) {
 	s.procs = slices.DeleteFunc(s.procs, func(q *Process) bool { return q == p })
 }
 
+// leaveVM lets go of m's address space, p's until it exits or execs:
+// released unless keep is set or another process still runs on it (a
+// vfork child and its parent). A vfork child hands its parent what it
+// changed of the address space's layout (brk, mappings), as their
+// shared mm would show it.
+func (p *Process) leaveVM(m *cpu.Machine, keep bool) {
+	if n := p.vmUsers; n != nil {
+		p.vmUsers = nil
+		if *n--; *n > 0 {
+			if par := p.parent; par != nil && par.Mem == m.Mem && par.vmUsers == n {
+				par.brk, par.mmapNext = p.brk, p.mmapNext
+				par.fileMaps, par.codeMaps = p.fileMaps, p.codeMaps
+			}
+			if *n == 1 && p.parent != nil && p.parent.vmUsers == n {
+				p.parent.vmUsers = nil // the parent's own again
+			}
+			return
+		}
+	}
+	if !keep {
+		m.Mem.Release()
+	}
+}
+
 // wakeVforkParent lets a vfork parent go on (the child exec'd or ended).
 func (p *Process) wakeVforkParent() {
 	if t := p.vforkParent; t != nil {
@@ -417,9 +439,14 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	if !ok {
 		return errno(ENOSYS)
 	}
-	mem, err := p.Mem.Fork()
-	if err != nil {
-		return errno(ENOMEM) // the copy's page tables would pass --max-memory
+	// vfork (CLONE_VM|CLONE_VFORK): the child's machine runs on the
+	// parent's memory itself (its core decodes the code pages anew).
+	mem := p.Mem
+	if c.flags&cloneVM == 0 {
+		var err error
+		if mem, err = p.Mem.Fork(); err != nil {
+			return errno(ENOMEM) // the copy's page tables would pass --max-memory
+		}
 	}
 	pid := s.newID()
 	m := cpu.NewMachineMem(p.Arch, mem)
@@ -430,7 +457,15 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	q.pid, q.ppid, q.parent = pid, p.pid, p
 	q.selfAlias = 0
 	q.exitSignal = int(c.flags & cSignal)
-	q.ended, q.vforkParent = false, nil
+	q.ended, q.vforkParent, q.vmUsers = false, nil, nil
+	if c.flags&cloneVM != 0 {
+		if p.vmUsers == nil {
+			p.vmUsers = new(int)
+			*p.vmUsers = 1
+		}
+		*p.vmUsers++
+		q.vmUsers = p.vmUsers
+	}
 	q.OnThread = nil
 	q.fatal, q.delivered, q.switches, q.runStart, q.waitSeq = nil, 0, 0, 0, 0
 	q.spare, q.resched, q.ioWaiters, q.blockWhat, q.noResult = nil, false, 0, "", false
@@ -484,7 +519,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	s.everMulti = true
 	if c.flags&cloneVfork != 0 {
 		// The parent waits until the child execs or ends (vfork's
-		// promise; the memory is copied on write all the same).
+		// promise: meanwhile the child runs in the parent's memory).
 		q.vforkParent = p.cur
 		p.block(0, 0, 0, false)
 		p.cur.vforkWait = true
