@@ -80,6 +80,33 @@ func appendInt(b []byte, n int) []byte {
 	return append(b, byte('0'+n%10))
 }
 
+// TestProcsCrossArch: each build of programs/procs/crossexec fork-execs
+// the other architecture's build of spawn as a filter on a pipe; the
+// child runs on the other architecture's machine (--stats names it).
+// qemu-user cannot run this (one architecture per host process), so the
+// output is stated here.
+func TestProcsCrossArch(t *testing.T) {
+	for arch, other := range map[string]string{"arm64": "s390x", "s390x": "arm64"} {
+		t.Run(arch, func(t *testing.T) {
+			path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], "crossexec")
+			var out bytes.Buffer
+			m, err := Load(path, Config{Args: []string{path}, Stdout: &out, MaxInsns: 2e9})
+			require.NoError(t, err)
+			exit, err := Run(m)
+			require.NoError(t, err)
+			require.Nil(t, exit.Fault)
+			require.Equal(t, 0, exit.Status)
+			require.Equal(t, "HELLO FROM THE OTHER ARCHITECTURE\nthe other architecture's filter: exit 5\n", out.String())
+			stats := Of(m).System().Stats()
+			require.Len(t, stats, 2)
+			require.Equal(t, uint64(guestPID+1), stats[1].Pid)
+			require.Equal(t, filepath.Join(procsConfigs[other], "spawn"),
+				filepath.Join(filepath.Base(filepath.Dir(stats[1].Program)), filepath.Base(stats[1].Program)))
+			require.Equal(t, "exit 5", stats[1].Status)
+		})
+	}
+}
+
 // TestProcsDeterministic: a run with forks, pipes and waits retires the
 // same instructions in every process, run after run.
 func TestProcsDeterministic(t *testing.T) {
