@@ -35,6 +35,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	gdbPort := fs.String("g", "", "wait for gdb on TCP 127.0.0.1:`PORT` before the first instruction, as qemu-user's -g (0: any free port; see docs/gdb.md)")
 	gdbAt := fs.String("gdb", "", "wait for gdb on `ENDPOINT` (PORT, HOST:PORT or unix:PATH) before the first instruction")
 	coreFile := fs.String("core", "", "if the program dies of a signal that dumps core (SIGSEGV, SIGABRT, ...), write an ELF core file to `FILE` for gdb (see docs/gdb.md)")
+	tty := fs.Bool("tty", false, "standard streams on a terminal are terminals to the guest, its controlling terminal (job control; see docs/linux-abi.md)")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -59,6 +60,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		Seed:     *seed,
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
+		Terminal: *tty,
 	}
 	if err := guest.apply(&cfg, stderr); err != nil {
 		return err

@@ -223,6 +223,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		parent            *Process
 		exitSignal        int
 		vforkParent       *thread
+		ctty              *terminal
 		cwd, root         string
 		umask             uint64
 		noted             map[uint64]bool
@@ -232,7 +233,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		selfAlias         uint64
 		clock             uint64
 		maxInsns, insnsAt uint64
-	}{p.sys, p.pid, p.ppid, p.pgid, p.sid, p.parent, p.exitSignal, p.vforkParent, p.cwd, p.root, p.umask,
+	}{p.sys, p.pid, p.ppid, p.pgid, p.sid, p.parent, p.exitSignal, p.vforkParent, p.ctty, p.cwd, p.root, p.umask,
 		p.noted, p.told, p.OnThread, p.sigact, p.selfAlias, p.monoNow(), p.MaxInsns, p.Insns}
 	for _, f := range nq.fds {
 		if f != nil && f.f != nil {
@@ -242,7 +243,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	*p = *nq
 	p.Kernel = p
 	p.sys, p.pid, p.ppid, p.pgid, p.sid = keep.sys, keep.pid, keep.ppid, keep.pgid, keep.sid
-	p.parent, p.exitSignal, p.vforkParent = keep.parent, keep.exitSignal, keep.vforkParent
+	p.parent, p.exitSignal, p.vforkParent, p.ctty = keep.parent, keep.exitSignal, keep.vforkParent, keep.ctty
 	p.cwd, p.root, p.umask, p.noted, p.told = keep.cwd, keep.root, keep.umask, keep.noted, keep.told
 	p.OnThread, p.selfAlias, p.clockOff = keep.onThread, keep.selfAlias, keep.clock
 	if keep.maxInsns != 0 {

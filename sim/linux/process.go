@@ -70,6 +70,11 @@ type Config struct {
 	// system.go): fork past it gives EAGAIN.
 	MaxProcs int
 
+	// Terminal makes standard streams that are host terminals terminals
+	// to the guest too, the first process's controlling terminal
+	// (tty.go); off, standard streams are never terminals.
+	Terminal bool
+
 	// account, set by execve, is the address space whose account the
 	// new program's memory joins (one --max-memory bound for a run).
 	account *cpu.Memory
@@ -149,6 +154,7 @@ type Process struct {
 	// vmUsers counts the processes on this address space when a vfork
 	// child shares it with its parent (nil: the process's own).
 	vmUsers *int
+	ctty    *terminal // the controlling terminal (tty.go), nil: none
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
@@ -204,7 +210,8 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 		cfg.Notes = cfg.Stderr
 	}
 	mem := cpu.NewMemory()
-	if cfg.account != nil {
+	execd := cfg.account != nil
+	if execd {
 		mem = cfg.account.Empty()
 		cfg.account = nil
 	} else {
@@ -232,6 +239,9 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 		p.cwd = "/"
 	}
 	p.initFDs()
+	if !execd {
+		p.initTerminal()
+	}
 	p.table = map[uint64]*Syscall{}
 	for _, e := range SyscallTable(arch) {
 		e := e

@@ -271,7 +271,7 @@ var sysDefs = map[string]sysDef{
 	"dup":             {Full, "", sysDup},
 	"dup2":            {Full, "", sysDup2},
 	"dup3":            {Full, "", sysDup3},
-	"ioctl":           {Partial, "FIONREAD, FIONBIO, FIOCLEX; nothing is a terminal: TCGETS, TIOCGWINSZ and the rest give ENOTTY", sysIoctl},
+	"ioctl":           {Partial, "FIONREAD, FIONBIO, FIOCLEX; on a host terminal (see Files): TCGETS, TCSETS*, TIOCGWINSZ, TIOCSWINSZ, TCSBRK, TCFLSH, and the controlling terminal's TIOCGPGRP, TIOCSPGRP, TIOCGSID, TIOCSCTTY, TIOCNOTTY; the rest, and everything on what is not a terminal, give ENOTTY", sysIoctl},
 	"getcwd":          {Full, "", sysGetcwd},
 	"chdir":           {Full, "", sysChdir},
 	"fchdir":          {Full, "", sysFchdir},

@@ -52,8 +52,9 @@ type System struct {
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
-	everMulti  bool       // more than one process existed (strace's [pid N])
-	done       []ProcStat // the processes that ended (--stats)
+	everMulti  bool        // more than one process existed (strace's [pid N])
+	done       []ProcStat  // the processes that ended (--stats)
+	ttys       []*terminal // the host terminals the guest used (tty.go)
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.
@@ -359,6 +360,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 		p.runStart = p.Insns
 	}
 	p.closeAll()
+	p.leaderEnded()
 	if p != s.first { // the first's stay for its core dump and --stats
 		p.threads = nil
 	}
@@ -746,6 +748,7 @@ func sysSetsid(p *Process, a [6]uint64) uint64 {
 		}
 	}
 	p.sid, p.pgid = p.pid, p.pid
+	p.ctty = nil // a new session has no controlling terminal
 	return p.pid
 }
 
