@@ -215,6 +215,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	}
 	old := p.Machine
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
+	oldTimers, oldInsns := p.timer, p.Insns
 	p.leaveVM(old, p == p.sys.first)
 	keep := struct {
 		sys               *System
@@ -266,6 +267,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 			p.closeFD(uint64(fd))
 		}
 	}
+	p.execTimers(&oldTimers, oldInsns)
 	p.wakeVforkParent()
 	p.noResult = true
 	// The old machine stops; System.Run goes on with the new one.

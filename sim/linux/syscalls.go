@@ -385,7 +385,7 @@ var sysDefs = map[string]sysDef{
 	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
 	"clone":             {Partial, "threads (CLONE_VM, FS, FILES, SIGHAND and THREAD; SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID honoured) and processes (no CLONE_VM: fork; CLONE_VM|CLONE_VFORK: vfork, memory shared until the child execs or ends); Linux's invalid combinations give EINVAL; namespaces and other sharing give ENOSYS", sysClone},
 	"clone3":            {Partial, "as clone, from struct clone_args", sysClone3},
-	"execve":            {Full, "any ELF simrun runs (either architecture, static or dynamic through the sysroot) and #! scripts (4 nested at most, as Linux); ENOEXEC, ENOENT, EACCES as Linux; other threads end, handlers reset, close-on-exec descriptors close", sysExecve},
+	"execve":            {Full, "any ELF simrun runs (either architecture, static or dynamic through the sysroot) and #! scripts (4 nested at most, as Linux); ENOEXEC, ENOENT, EACCES as Linux; other threads end, handlers reset, close-on-exec descriptors close, interval timers (setitimer, alarm) kept and POSIX timers deleted as Linux", sysExecve},
 	"execveat":          {Full, "as execve, relative to a descriptor (AT_SYMLINK_NOFOLLOW)", sysExecveat},
 
 	// System information, process control, file systems, extended
