@@ -273,6 +273,20 @@ var cases = []tcase{
 	one("find-exec", run("/usr/bin/find", "tree", "-type", "f", "-name", "*.txt", "-exec", "wc", "-c", "{}", ";")),
 	one("xargs", run("/usr/bin/xargs", "-n", "2", "wc", "-l").in("tree/a.txt\ntree/b/c.txt\ntree/b/f/g.txt\n")),
 	one("bash-find-xargs", run("/bin/bash-static", "-c", findXargsScript)),
+	// make runs each recipe line with /bin/sh (dash), which runs the
+	// tools (the host's under qemu, as for find-exec); run again, it
+	// finds everything up to date.
+	one("make", run("/usr/bin/make", "-f", makefile("build.mk"))).then(run("/usr/bin/make", "-f", makefile("build.mk"))).
+		out("text.upper", "count.txt", "summary.txt"),
+}
+
+// makefile is the absolute path of a Makefile in testdata.
+func makefile(name string) string {
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // findXargsScript runs find -exec and xargs under a shell (issue 3/8).
