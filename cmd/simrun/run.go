@@ -160,10 +160,16 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		exit, err = linux.Run(m)
 	}
 	wall := time.Since(start)
+	// cur is the machine of the first process's program now: another
+	// than m when it called execve (the old one ran the old program).
+	cur := m
+	if p := linux.Of(m); p != nil {
+		cur = p.Machine
+	}
 	sig := interrupts.signal()
 	if errors.Is(err, cpu.ErrStopped) {
 		exit, err = &cpu.Exit{Status: 128 + int(sig)}, nil
-		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, signalName(sig), m.Insns)
+		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, signalName(sig), cur.Insns)
 	}
 	if err != nil {
 		return err
@@ -182,7 +188,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	if exit.Fault != nil {
-		where, stack := explainFault(m, exit.Fault)
+		where, stack := explainFault(cur, exit.Fault)
 		fmt.Fprintf(stderr, "simrun: %s: %v%s\n", prog, exit.Fault, where)
 		for _, l := range stack {
 			fmt.Fprintln(stderr, l)
@@ -195,7 +201,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	if *stats {
-		st := cpu.Stats{Insns: m.Insns, Syscalls: m.Syscalls, Wall: wall}
+		st := cpu.Stats{Insns: cur.Insns, Syscalls: cur.Syscalls, Wall: wall}
 		fmt.Fprintf(stderr, "instructions: %d\n", st.Insns)
 		fmt.Fprintf(stderr, "syscalls: %d\n", st.Syscalls)
 		if p := linux.Of(m); p != nil {

@@ -1,6 +1,8 @@
 // fork-exec of the other architecture's build: the aarch64 build runs
 // the s390x build of spawn as a filter on a pipe, and the s390x build the
-// aarch64 one (both from bin/, found beside argv[0]).
+// aarch64 one (both from bin/, found beside argv[0]). "crossexec exec
+// PROG ARGS..." execs PROG with argv ARGS... itself, in the first
+// process (cmd/simrun's --stats and fault tests).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,11 @@
 static const char *builds[2] = {"aarch64-proc-O2", "s390x-proc-O2"};
 
 int main(int argc, char **argv) {
+	if (argc > 2 && strcmp(argv[1], "exec") == 0) {
+		execv(argv[2], argv + 3);
+		perror("execv");
+		return 127;
+	}
 	char other[4096];
 	snprintf(other, sizeof other, "%s", argv[0]);
 	char *dir = strstr(other, builds[0]);
