@@ -36,6 +36,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	gdbPort := fs.String("g", "", "wait for gdb on TCP 127.0.0.1:`PORT` before the first instruction, as qemu-user's -g (0: any free port; see docs/gdb.md)")
 	gdbAt := fs.String("gdb", "", "wait for gdb on `ENDPOINT` (PORT, HOST:PORT or unix:PATH) before the first instruction")
 	coreFile := fs.String("core", "", "if the program dies of a signal that dumps core (SIGSEGV, SIGABRT, ...), write an ELF core file to `FILE` for gdb (see docs/gdb.md)")
+	tty := fs.Bool("tty", false, "standard streams on a terminal are terminals to the guest, its controlling terminal (job control; see docs/linux-abi.md)")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -60,6 +61,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		Seed:     *seed,
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
+		Terminal: *tty,
 	}
 	if err := guest.apply(&cfg, stderr); err != nil {
 		return err
@@ -159,10 +161,16 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		exit, err = linux.Run(m)
 	}
 	wall := time.Since(start)
+	// cur is the machine of the first process's program now: another
+	// than m when it called execve (the old one ran the old program).
+	cur := m
+	if p := linux.Of(m); p != nil {
+		cur = p.Machine
+	}
 	sig := interrupts.signal()
 	if errors.Is(err, cpu.ErrStopped) {
 		exit, err = &cpu.Exit{Status: 128 + int(sig)}, nil
-		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, signalName(sig), m.Insns)
+		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, signalName(sig), cur.Insns)
 	}
 	if err != nil {
 		return err
@@ -184,7 +192,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// It ran on the host: no guest state to explain or dump.
 		fmt.Fprintf(stderr, "simrun: %s: %v\n", prog, exit.Fault.Err)
 	} else if exit.Fault != nil {
-		where, stack := explainFault(m, exit.Fault)
+		where, stack := explainFault(cur, exit.Fault)
 		fmt.Fprintf(stderr, "simrun: %s: %v%s\n", prog, exit.Fault, where)
 		for _, l := range stack {
 			fmt.Fprintln(stderr, l)
@@ -197,7 +205,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	if *stats {
-		st := cpu.Stats{Insns: m.Insns, Syscalls: m.Syscalls, Wall: wall}
+		st := cpu.Stats{Insns: cur.Insns, Syscalls: cur.Syscalls, Wall: wall}
 		fmt.Fprintf(stderr, "instructions: %d\n", st.Insns)
 		fmt.Fprintf(stderr, "syscalls: %d\n", st.Syscalls)
 		if p := linux.Of(m); p != nil {

@@ -283,6 +283,20 @@ var cases = []tcase{
 	// process substitution (/dev/fd/N, distinct pipes), a coprocess,
 	// traps, waits, read with a timeout
 	one("bash-procsubst", run("/bin/bash-static", "-c", procSubstScript)),
+	// make runs each recipe line with /bin/sh (dash), which runs the
+	// tools (the host's under qemu, as for find-exec); run again, it
+	// finds everything up to date.
+	one("make", run("/usr/bin/make", "-f", makefile("build.mk"))).then(run("/usr/bin/make", "-f", makefile("build.mk"))).
+		out("text.upper", "count.txt", "summary.txt"),
+}
+
+// makefile is the absolute path of a Makefile in testdata.
+func makefile(name string) string {
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // procSubstScript leaves out what shows qemu's own descriptors (the

@@ -31,6 +31,9 @@ packages=(
 	perl-base libcrypt1 mawk bc sqlite3 libsqlite3-0 libreadline8 libtinfo6
 	# statically linked
 	busybox-static bash-static
+	# a build tool that runs other programs, and /bin/sh (dash) for its
+	# recipes
+	make dash
 )
 arches=(arm64 s390x)
 

@@ -1126,10 +1126,28 @@ func (m *Memory) MarkShared(addr, size uint64) {
 // shared page). Pages MarkShared marked keep one set of bytes for both.
 // The copy has no decoded code (its core builds its own) and shares
 // this space's account: SetLimit bounds both together.
-func (m *Memory) Fork() *Memory {
+//
+// What the copy holds of the host (its page tables, and the bytes of
+// shared pages not yet written) is charged before anything is copied:
+// past the limit Fork returns ErrMemoryLimit with nothing changed, as
+// Linux's fork gives ENOMEM when the new mm cannot be accounted.
+func (m *Memory) Fork() (*Memory, error) {
+	var cost uint64
+	for _, c := range m.chunks {
+		cost += chunkBytes + uint64(c.count)*pageMetaBytes
+		for i, p := range c.pages {
+			if c.perm[i]&(permMapped|permShared) == permMapped|permShared && (p == nil || p.data == nil) {
+				cost += PageSize
+			}
+		}
+	}
+	if !m.charge(cost) {
+		m.limitHit = false // refused as a whole: no access failed
+		return nil, ErrMemoryLimit
+	}
 	n := &Memory{chunks: make(map[uint64]*chunk, len(m.chunks)), acct: m.acct, TBI: m.TBI}
 	m.forkInto(n, false)
-	return n
+	return n, nil
 }
 
 // forkInto fills n, an empty address space on m's account, as Fork
@@ -1141,8 +1159,10 @@ func (m *Memory) forkInto(n *Memory, private bool) {
 		m.acct.shares = map[*[PageSize]byte]int{}
 	}
 	for key, c := range m.chunks {
+		if private { // Fork charged these before it began; a snapshot is never refused
+			m.acct.used += chunkBytes + uint64(c.count)*pageMetaBytes
+		}
 		nc := &chunk{perm: c.perm, count: c.count}
-		m.acct.used += chunkBytes + uint64(c.count)*pageMetaBytes
 		for i, p := range c.pages {
 			if p == nil && c.perm[i]&(permMapped|permShared) == permMapped|permShared {
 				p = &Page{Perm: effectivePerm(c.perm[i])}
@@ -1164,7 +1184,6 @@ func (m *Memory) forkInto(n *Memory, private bool) {
 			if c.perm[i]&permShared != 0 && p.data == nil {
 				// the bytes must exist now to be the same bytes later
 				p.data = new([PageSize]byte)
-				m.acct.used += PageSize
 			}
 			np := &Page{data: p.data, Perm: p.Perm}
 			if p.data != nil {
@@ -1183,6 +1202,14 @@ func (m *Memory) forkInto(n *Memory, private bool) {
 	}
 	n.flushTLB()
 	m.flushTLB()
+}
+
+// Empty returns an empty address space on this space's account (a
+// process's new program after execve: SetLimit bounds all together).
+func (m *Memory) Empty() *Memory {
+	n := NewMemory()
+	n.acct = m.acct
+	return n
 }
 
 // Release unmaps everything (a process that exits or execs lets go of its

@@ -209,6 +209,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		return p.execHost(host, argv, cfg.Env)
 	}
 	cfg.Dir, cfg.Root = p.cwd, "" // the root is carried over below
+	cfg.account = p.Mem
 	nq, err := p.newImage(host, data, cfg)
 	if err != nil {
 		var le *cpu.LoadError
@@ -222,6 +223,8 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
 	nice := p.cur.nice // the caller's, kept by execve
 	limits := p.limits
+	oldTimers, oldInsns := p.timer, p.Insns
+	p.leaveVM(old, p == p.sys.first)
 	keep := struct {
 		sys               *System
 		pid, ppid         uint64
@@ -229,6 +232,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		parent            *Process
 		exitSignal        int
 		vforkParent       *thread
+		ctty              *terminal
 		cwd, root         string
 		umask             uint64
 		noted             map[uint64]bool
@@ -238,7 +242,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		selfAlias         uint64
 		clock             uint64
 		maxInsns, insnsAt uint64
-	}{p.sys, p.pid, p.ppid, p.pgid, p.sid, p.parent, p.exitSignal, p.vforkParent, p.cwd, p.root, p.umask,
+	}{p.sys, p.pid, p.ppid, p.pgid, p.sid, p.parent, p.exitSignal, p.vforkParent, p.ctty, p.cwd, p.root, p.umask,
 		p.noted, p.told, p.OnThread, p.sigact, p.selfAlias, p.monoNow(), p.MaxInsns, p.Insns}
 	for _, f := range nq.fds {
 		if f != nil && f.f != nil {
@@ -248,7 +252,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	*p = *nq
 	p.Kernel = p
 	p.sys, p.pid, p.ppid, p.pgid, p.sid = keep.sys, keep.pid, keep.ppid, keep.pgid, keep.sid
-	p.parent, p.exitSignal, p.vforkParent = keep.parent, keep.exitSignal, keep.vforkParent
+	p.parent, p.exitSignal, p.vforkParent, p.ctty = keep.parent, keep.exitSignal, keep.vforkParent, keep.ctty
 	p.cwd, p.root, p.umask, p.noted, p.told = keep.cwd, keep.root, keep.umask, keep.noted, keep.told
 	p.OnThread, p.selfAlias, p.clockOff = keep.onThread, keep.selfAlias, keep.clock
 	if keep.maxInsns != 0 {
@@ -272,9 +276,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 			p.closeFD(uint64(fd))
 		}
 	}
-	if p != p.sys.first {
-		old.Mem.Release()
-	}
+	p.execTimers(&oldTimers, oldInsns)
 	p.wakeVforkParent()
 	p.noResult = true
 	// The old machine stops; System.Run goes on with the new one.

@@ -360,10 +360,13 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 			hf.Chmod(os.FileMode(mode))
 		}
 	}
-	fd := p.install(&openFile{kind: kindHost, host: hf, path: host, flags: flags, archFlags: archOnly}, 0, flags&oCloexec != 0)
+	nf := &openFile{kind: kindHost, host: hf, path: host, flags: flags, archFlags: archOnly}
+	fd := p.install(nf, 0, flags&oCloexec != 0)
 	if int64(fd) < 0 {
 		hf.Close()
+		return fd
 	}
+	p.openedTerminal(nf, flags)
 	return fd
 }
 
@@ -971,8 +974,15 @@ func sysIoctl(p *Process, a [6]uint64) uint64 {
 		}
 		return 0
 	}
-	// Standard streams are never terminals inside simrun (runs do not
-	// depend on where their output goes), files and pipes are not either.
+	// Only a host terminal is one (tty.go): standard streams are not,
+	// unless Config.Terminal, so runs do not depend on where their output
+	// goes; files and pipes are not either.
+	if t, h := p.terminalOf(f); t != nil {
+		if r, ok := p.ttyIoctl(t, h, a[1], a[2]); ok {
+			return r
+		}
+		return errno(ENOTTY) // tty_ioctl's answer to a request it does not know
+	}
 	return errno(ENOTTY)
 }
 

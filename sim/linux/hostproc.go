@@ -110,6 +110,12 @@ func (p *Process) execHost(path string, argv, env []string) uint64 {
 	}
 	p.hostRun = &hostRun{path: path, pid: pid, pidfd: pidfd, bridges: bridges}
 	p.exe = path
+	// The guest address space goes (to the vfork parent it is shared
+	// with, if any): its end later has nothing left to free.
+	p.leaveVM(p.Machine, p == p.sys.first)
+	if p != p.sys.first {
+		p.Mem = p.Mem.Empty()
+	}
 	for _, t := range p.threads {
 		t.state = threadExited
 	}

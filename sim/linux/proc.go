@@ -31,7 +31,10 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 	case "/dev/urandom", "/dev/random":
 		return &openFile{kind: kindRandom, flags: flags, path: clean}, 0, true
 	case "/dev/tty":
-		return nil, errno(6), true // ENXIO: no controlling terminal
+		if p.ctty == nil {
+			return nil, errno(6), true // ENXIO: no controlling terminal
+		}
+		return p.openHostAgain(p.ctty.path, flags)
 	case "/dev/stdin", "/dev/stdout", "/dev/stderr":
 		fd := map[string]uint64{"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}[clean]
 		of, e := p.file(fd)

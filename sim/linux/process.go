@@ -45,9 +45,9 @@ type Config struct {
 	// NoHostExec makes an execve of a host program (hostproc.go) fail
 	// with ENOENT instead of running it on the host.
 	NoHostExec bool
-	// MaxMemory bounds the host memory the guest's address space may
-	// hold, in bytes (0: no bound; see cpu.Memory.SetLimit): past it mmap,
-	// brk and mremap give ENOMEM and a write that needs a new page ends
+	// MaxMemory bounds the host memory the address spaces of all the
+	// run's processes may hold together, in bytes (0: no bound; see
+	// cpu.Memory.SetLimit): past it mmap, brk, mremap and fork give ENOMEM and a write that needs a new page ends
 	// the process (FaultOutOfMemory, status 137), as under Linux's
 	// overcommit heuristic and out-of-memory killer.
 	MaxMemory uint64
@@ -72,6 +72,15 @@ type Config struct {
 	// MaxProcs bounds the processes alive at once (0: DefaultMaxProcs;
 	// system.go): fork past it gives EAGAIN.
 	MaxProcs int
+
+	// Terminal makes standard streams that are host terminals terminals
+	// to the guest too, the first process's controlling terminal
+	// (tty.go); off, standard streams are never terminals.
+	Terminal bool
+
+	// account, set by execve, is the address space whose account the
+	// new program's memory joins (one --max-memory bound for a run).
+	account *cpu.Memory
 }
 
 // Process is one simulated Linux process: the machine that runs it and
@@ -152,6 +161,10 @@ type Process struct {
 	wstatus       uint32
 	wcode, wvalue uint32
 	vforkParent   *thread // the parent's thread a vfork holds
+	// vmUsers counts the processes on this address space when a vfork
+	// child shares it with its parent (nil: the process's own).
+	vmUsers *int
+	ctty    *terminal // the controlling terminal (tty.go), nil: none
 
 	fds    []*fdEntry // the guest's descriptor table; nil = free
 	cwd    string     // host path of the working directory
@@ -206,13 +219,20 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	if cfg.Notes == nil {
 		cfg.Notes = cfg.Stderr
 	}
-	p := &Process{Machine: cpu.NewMachine(arch), Cfg: cfg, exe: exePath(path), umask: 0o022}
+	mem := cpu.NewMemory()
+	execd := cfg.account != nil
+	if execd {
+		mem = cfg.account.Empty()
+		cfg.account = nil
+	} else {
+		mem.SetLimit(cfg.MaxMemory)
+	}
+	p := &Process{Machine: cpu.NewMachineMem(arch, mem), Cfg: cfg, exe: exePath(path), umask: 0o022}
 	p.Kernel = p
 	newSystem(p)
 	p.ppid = 1
 	p.initThreads()
 	p.MaxInsns = cfg.MaxInsns
-	p.Mem.SetLimit(cfg.MaxMemory)
 	p.rng = newGuestRandom(cfg.Seed)
 	p.cwd, _ = filepath.Abs(cfg.Dir)
 	if cfg.Root != "" {
@@ -229,6 +249,9 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 		p.cwd = "/"
 	}
 	p.initFDs()
+	if !execd {
+		p.initTerminal()
+	}
 	p.table = map[uint64]*Syscall{}
 	for _, e := range SyscallTable(arch) {
 		e := e
@@ -237,6 +260,7 @@ func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
 	p.noted = map[uint64]bool{}
 	p.told = map[string]bool{}
 	if err := p.exec(path, data, f); err != nil {
+		p.Mem.Release() // what the load charged goes back to the account
 		return nil, err
 	}
 	return p, nil

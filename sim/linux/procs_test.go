@@ -23,18 +23,23 @@ var procsConfigs = map[string]string{"arm64": "aarch64-proc-O2", "s390x": "s390x
 // procsPrograms are the bundled process programs; qemu says whether
 // qemu-user can be their oracle (it runs a guest's execve on the host,
 // which needs binfmt_misc for a guest program, not for system()'s host
-// shell; and its fork bomb meets the host's limit).
+// shell; its fork bomb meets the host's limit; and it runs vfork as fork,
+// the child on a copy of the memory, where Linux shares it).
+// maxMem is the --max-memory it runs with (0: none).
 var procsPrograms = []struct {
-	name string
-	qemu bool
-}{{"forkwait", true}, {"sigchld", true}, {"pipes", true}, {"forkbomb", false}, {"spawn", false}, {"system", true}}
+	name   string
+	qemu   bool
+	maxMem uint64
+}{{"forkwait", true, 0}, {"sigchld", true, 0}, {"pipes", true, 0}, {"forkbomb", false, 0}, {"spawn", false, 0},
+	{"system", true, 0}, {"forkmem", false, 128 << 20}, {"vfork", false, 0},
+	{"exectimers", false, 0}}
 
-// runProcs runs a process program under simrun (at most 50 processes)
-// and returns its stdout and exit status.
-func runProcs(t *testing.T, path string) (string, int) {
+// runProcs runs a process program under simrun (at most 50 processes,
+// maxMem bytes of memory) and returns its stdout and exit status.
+func runProcs(t *testing.T, path string, maxMem uint64) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
-	m, err := Load(path, Config{Args: []string{path}, Stdout: &out, MaxProcs: 50, MaxInsns: 2e9})
+	m, err := Load(path, Config{Args: []string{path}, Stdout: &out, MaxProcs: 50, MaxInsns: 2e9, MaxMemory: maxMem})
 	require.NoError(t, err)
 	exit, err := Run(m)
 	require.NoError(t, err)
@@ -51,7 +56,7 @@ func TestProcsPrograms(t *testing.T) {
 			golden := filepath.Join("testdata", "procs", prog.name+".out")
 			for _, arch := range []string{"arm64", "s390x"} {
 				path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], prog.name)
-				out, status := runProcs(t, path)
+				out, status := runProcs(t, path, prog.maxMem)
 				got := out + "status " + itoa(status) + "\n"
 				if *updateProcs && arch == "arm64" {
 					require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
@@ -74,6 +79,33 @@ func appendInt(b []byte, n int) []byte {
 		b = appendInt(b, n/10)
 	}
 	return append(b, byte('0'+n%10))
+}
+
+// TestProcsCrossArch: each build of programs/procs/crossexec fork-execs
+// the other architecture's build of spawn as a filter on a pipe; the
+// child runs on the other architecture's machine (--stats names it).
+// qemu-user cannot run this (one architecture per host process), so the
+// output is stated here.
+func TestProcsCrossArch(t *testing.T) {
+	for arch, other := range map[string]string{"arm64": "s390x", "s390x": "arm64"} {
+		t.Run(arch, func(t *testing.T) {
+			path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], "crossexec")
+			var out bytes.Buffer
+			m, err := Load(path, Config{Args: []string{path}, Stdout: &out, MaxInsns: 2e9})
+			require.NoError(t, err)
+			exit, err := Run(m)
+			require.NoError(t, err)
+			require.Nil(t, exit.Fault)
+			require.Equal(t, 0, exit.Status)
+			require.Equal(t, "HELLO FROM THE OTHER ARCHITECTURE\nthe other architecture's filter: exit 5\n", out.String())
+			stats := Of(m).System().Stats()
+			require.Len(t, stats, 2)
+			require.Equal(t, uint64(guestPID+1), stats[1].Pid)
+			require.Equal(t, filepath.Join(procsConfigs[other], "spawn"),
+				filepath.Join(filepath.Base(filepath.Dir(stats[1].Program)), filepath.Base(stats[1].Program)))
+			require.Equal(t, "exit 5", stats[1].Status)
+		})
+	}
 }
 
 // TestProcsDeterministic: a run with forks, pipes and waits retires the
@@ -112,7 +144,7 @@ func TestQemuProcsPrograms(t *testing.T) {
 		for _, arch := range []string{"arm64", "s390x"} {
 			t.Run(arch+"/"+prog.name, func(t *testing.T) {
 				path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], prog.name)
-				out, status := runProcs(t, path)
+				out, status := runProcs(t, path, prog.maxMem)
 				cmd := exec.Command(qemu[arch], path)
 				var qout bytes.Buffer
 				cmd.Stdout = &qout
@@ -141,7 +173,8 @@ func TestForkMemory(t *testing.T) {
 	m.MarkShared(0x20000, cpu.PageSize)
 	require.True(t, m.Store64LE(0x10000, 1))
 	used := m.Used()
-	c := m.Fork()
+	c, err := m.Fork()
+	require.NoError(t, err)
 	require.Greater(t, c.Used(), used, "the child's page tables are charged")
 	v, ok := c.Load64LE(0x10000)
 	require.True(t, ok)
@@ -161,6 +194,23 @@ func TestForkMemory(t *testing.T) {
 	require.Equal(t, uint64(9), v)
 	c.Release()
 	require.Less(t, m.Used(), before)
+
+	// Past the limit the copy is refused whole: nothing is charged.
+	used = m.Used()
+	m.SetLimit(used + 1)
+	_, err = m.Fork()
+	require.ErrorIs(t, err, cpu.ErrMemoryLimit)
+	require.Equal(t, used, m.Used())
+	require.False(t, m.TakeLimitHit(), "no access failed")
+	m.SetLimit(0)
+
+	// An exec'd program's space (Empty) is on the same account.
+	e := m.Empty()
+	require.NoError(t, e.Map(0x10000, cpu.PageSize, cpu.PermRW))
+	require.True(t, e.Store64LE(0x10000, 1))
+	require.Greater(t, m.Used(), used+cpu.PageSize)
+	e.Release()
+	require.Equal(t, used, m.Used())
 }
 
 // FuzzShebang: the "#!" parser never panics and its results have no

@@ -439,3 +439,41 @@ func sysFremovexattr(p *Process, a [6]uint64) uint64 {
 	t, e := p.xattrFD(a[0])
 	return p.removexattr(t, e, a[1])
 }
+
+// sysSetIDs is setuid, setgid, setreuid, setregid, setresuid and
+// setresgid: the guest is root and stays root, so every id must be 0 or
+// -1 (unchanged); changing to another gives EPERM, where Linux would let
+// root change (the only ids simrun shows are 0).
+// n is how many ids the call takes.
+func sysSetIDs(n int) func(p *Process, a [6]uint64) uint64 {
+	return func(p *Process, a [6]uint64) uint64 {
+		for _, v := range a[:n] {
+			if id := int32(v); id != 0 && id != -1 {
+				return errno(EPERM)
+			}
+		}
+		return 0
+	}
+}
+
+// sysGetresID is getresuid and getresgid: three zeros.
+func sysGetresID(p *Process, a [6]uint64) uint64 {
+	for i := 0; i < 3; i++ {
+		if !p.Mem.Store(a[i], 4, 0, p.order()) {
+			return errno(EFAULT)
+		}
+	}
+	return 0
+}
+
+// sysSetgroups accepts the empty list of supplementary groups that
+// getgroups reports.
+func sysSetgroups(p *Process, a [6]uint64) uint64 {
+	if int32(a[0]) < 0 || a[0] > 65536 {
+		return errno(EINVAL)
+	}
+	if a[0] != 0 {
+		return errno(EPERM)
+	}
+	return 0
+}

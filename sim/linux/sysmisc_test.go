@@ -258,3 +258,25 @@ func TestSockets(t *testing.T) {
 	_, ok := cpu.ArchByName("arm64").Syscalls["socketcall"]
 	require.False(t, ok, "arm64 has no socketcall")
 }
+
+// TestSetIDs: the guest is root and stays root: the set*id calls accept
+// 0 and -1 (unchanged) for each id they take, EPERM for another id;
+// getresuid and getresgid report zeros.
+func TestSetIDs(t *testing.T) {
+	const keep = 0xffffffff
+	for _, arch := range []string{"arm64", "s390x"} {
+		p, buf := testProcess(t, arch)
+		require.Equal(t, uint64(0), call(t, p, "setuid", 0, 77, 77), "%s: setuid reads one id", arch)
+		require.Equal(t, errno(EPERM), call(t, p, "setuid", 1000), arch)
+		require.Equal(t, uint64(0), call(t, p, "setreuid", keep, 0, 77), arch)
+		require.Equal(t, errno(EPERM), call(t, p, "setregid", 0, 5), arch)
+		require.Equal(t, uint64(0), call(t, p, "setresuid", keep, 0, keep), arch)
+		require.Equal(t, errno(EPERM), call(t, p, "setresgid", 0, 0, 9), arch)
+		require.Equal(t, uint64(0), call(t, p, "setgroups", 0, 0), arch)
+		require.Equal(t, errno(EPERM), call(t, p, "setgroups", 1, buf), arch)
+		require.True(t, p.writeGuest(buf, bytes.Repeat([]byte{0xff}, 12)))
+		require.Equal(t, uint64(0), call(t, p, "getresuid", buf, buf+4, buf+8), arch)
+		require.Equal(t, make([]byte, 12), guestBytes(t, p, buf, 12), arch)
+		require.Equal(t, errno(EFAULT), call(t, p, "getresgid", buf, 0, buf), arch)
+	}
+}

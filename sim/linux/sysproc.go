@@ -35,16 +35,6 @@ func sysMlockall(p *Process, a [6]uint64) uint64 {
 	return 0
 }
 
-// getresuid and getresgid: every id is the guest's, 0.
-func sysGetresid(p *Process, a [6]uint64) uint64 {
-	for _, addr := range a[:3] {
-		if !p.Mem.Store(addr, 4, guestUID, p.order()) {
-			return errno(EFAULT)
-		}
-	}
-	return 0
-}
-
 // Scheduling policies.
 const (
 	schedOther = 0

@@ -56,6 +56,7 @@ type System struct {
 	done       []ProcStat        // the processes that ended (--stats)
 	fifos      map[fifoKey]*pipe // the pipes of the FIFOs some process has open (fifo.go)
 	hosts      int               // processes running a host program (hostproc.go)
+	ttys       []*terminal       // the host terminals the guest used (tty.go)
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
@@ -397,13 +398,12 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 	}
 	p.maxRSS = p.memKiB()
 	p.closeAll()
+	p.leaderEnded()
 	if p != s.first { // the first's stay for its core dump and --stats
 		p.threads = nil
 	}
 	s.done = append(s.done, p.stat())
-	if p != s.first {
-		p.Mem.Release()
-	}
+	p.leaveVM(p.Machine, p == s.first)
 	p.wakeVforkParent()
 	for _, c := range s.procs {
 		if c.parent == p {
@@ -433,6 +433,30 @@ func (s *System) reap(p *Process) {
 	s.procs = slices.DeleteFunc(s.procs, func(q *Process) bool { return q == p })
 }
 
+// leaveVM lets go of m's address space, p's until it exits or execs:
+// released unless keep is set or another process still runs on it (a
+// vfork child and its parent). A vfork child hands its parent what it
+// changed of the address space's layout (brk, mappings), as their
+// shared mm would show it.
+func (p *Process) leaveVM(m *cpu.Machine, keep bool) {
+	if n := p.vmUsers; n != nil {
+		p.vmUsers = nil
+		if *n--; *n > 0 {
+			if par := p.parent; par != nil && par.Mem == m.Mem && par.vmUsers == n {
+				par.brk, par.mmapNext = p.brk, p.mmapNext
+				par.fileMaps, par.codeMaps = p.fileMaps, p.codeMaps
+			}
+			if *n == 1 && p.parent != nil && p.parent.vmUsers == n {
+				p.parent.vmUsers = nil // the parent's own again
+			}
+			return
+		}
+	}
+	if !keep {
+		m.Mem.Release()
+	}
+}
+
 // wakeVforkParent lets a vfork parent go on (the child exec'd or ended).
 func (p *Process) wakeVforkParent() {
 	if t := p.vforkParent; t != nil {
@@ -455,8 +479,17 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	if !ok {
 		return errno(ENOSYS)
 	}
+	// vfork (CLONE_VM|CLONE_VFORK): the child's machine runs on the
+	// parent's memory itself (its core decodes the code pages anew).
+	mem := p.Mem
+	if c.flags&cloneVM == 0 {
+		var err error
+		if mem, err = p.Mem.Fork(); err != nil {
+			return errno(ENOMEM) // the copy's page tables would pass --max-memory
+		}
+	}
 	pid := s.newID()
-	m := cpu.NewMachineMem(p.Arch, p.Mem.Fork())
+	m := cpu.NewMachineMem(p.Arch, mem)
 	q := new(Process)
 	*q = *p
 	q.Machine, m.Kernel = m, q
@@ -464,7 +497,15 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	q.pid, q.ppid, q.parent = pid, p.pid, p
 	q.selfAlias = 0
 	q.exitSignal = int(c.flags & cSignal)
-	q.ended, q.vforkParent = false, nil
+	q.ended, q.vforkParent, q.vmUsers = false, nil, nil
+	if c.flags&cloneVM != 0 {
+		if p.vmUsers == nil {
+			p.vmUsers = new(int)
+			*p.vmUsers = 1
+		}
+		*p.vmUsers++
+		q.vmUsers = p.vmUsers
+	}
 	q.OnThread = nil
 	q.fatal, q.delivered, q.switches, q.runStart, q.waitSeq = nil, 0, 0, 0, 0
 	q.spare, q.resched, q.ioWaiters, q.blockWhat, q.noResult = nil, false, 0, "", false
@@ -518,7 +559,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	s.everMulti = true
 	if c.flags&cloneVfork != 0 {
 		// The parent waits until the child execs or ends (vfork's
-		// promise; the memory is copied on write all the same).
+		// promise: meanwhile the child runs in the parent's memory).
 		q.vforkParent = p.cur
 		p.block(0, 0, 0, false)
 		p.cur.vforkWait = true
@@ -753,6 +794,7 @@ func sysSetsid(p *Process, a [6]uint64) uint64 {
 		}
 	}
 	p.sid, p.pgid = p.pid, p.pid
+	p.ctty = nil // a new session has no controlling terminal
 	return p.pid
 }
 

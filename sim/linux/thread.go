@@ -449,8 +449,7 @@ const (
 	threadExtra = cloneSysvsem | cloneSettls | cloneParentSettid | cloneChildCleartid | cloneChildSettid |
 		cloneDetached | cloneUntraced | clonePtrace | cloneIO
 	// forkExtra may accompany a new process (fork: no CLONE_VM; vfork and
-	// posix_spawn: CLONE_VM|CLONE_VFORK, the memory copied on write all
-	// the same).
+	// posix_spawn: CLONE_VM|CLONE_VFORK, the parent's memory shared).
 	forkExtra = cloneVM | cloneVfork | cloneSettls | cloneParentSettid | cloneChildCleartid | cloneChildSettid |
 		cloneUntraced | clonePtrace | cloneIO | cloneSysvsem
 )

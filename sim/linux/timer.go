@@ -1210,3 +1210,23 @@ func sysTimerDelete(p *Process, a [6]uint64) uint64 {
 	p.armSlice()
 	return 0
 }
+
+// execTimers carries over execve what Linux keeps of the old program's
+// timers (old, with its process CPU clock at oldInsns): the interval
+// timers of setitimer and alarm, a CPU-time one with what it had left
+// (the new program's CPU clock starts again here), and the timerfds
+// whose descriptors are still open. POSIX timers are deleted, as
+// execve's exit_itimers does.
+func (p *Process) execTimers(old *timerState, oldInsns uint64) {
+	for i, t := range old.itimers {
+		if t == nil {
+			continue
+		}
+		if t.kind == clockProcessCPU && t.armed {
+			t.expiry = p.Insns + (t.expiry - min(t.expiry, oldInsns))
+		}
+		p.timer.itimers[i] = t
+	}
+	p.timer.fds = old.fds
+	p.liveTimerFDs()
+}
