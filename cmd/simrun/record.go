@@ -382,6 +382,9 @@ type recording struct {
 	interrupted syscall.Signal
 	// threads are the threads clone made (none: single-threaded).
 	threads []profile.Thread
+	// tasks are every process's and thread's side-band events (nil
+	// without a Linux process).
+	tasks *linux.TaskLog
 }
 
 // threadLog follows the guest's threads for the recording: the SPE unit's
@@ -398,13 +401,9 @@ type threadLog struct {
 
 func logThreads(p *linux.Process, u *spe.Unit) *threadLog {
 	l := &threadLog{m: p.Machine}
+	followContext(p.System(), u)
 	p.AddThreadHook(func(e linux.ThreadEvent) {
 		switch e.Kind {
-		case linux.ThreadSwitched:
-			// The driver's switch: records already written keep the
-			// tid they were sampled in; a sample in flight belongs to
-			// the operation that retired before the switch.
-			u.ContextID = uint32(e.Tid)
 		case linux.ThreadCreated:
 			l.threads = append(l.threads, profile.Thread{Tid: uint32(e.Tid), Parent: uint32(e.Prev), Start: l.now()})
 		case linux.ThreadGone:
@@ -458,8 +457,10 @@ func (j *recordJob) run() (*recording, error) {
 	}
 	u.ContextID = 1000 // the guest's pid, the main thread's tid
 	var threads *threadLog
+	var tasks *linux.TaskLog
 	if p := linux.Of(m); p != nil {
 		threads = logThreads(p, u)
+		tasks = linux.LogTasks(p, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
 	}
 	d, err := spe.NewDriver(u, cfg, j.AuxPages, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
 	if err != nil {
@@ -506,7 +507,7 @@ func (j *recordJob) run() (*recording, error) {
 	rec.Finish()
 	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
 		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack,
-		threads: threads.list()}
+		threads: threads.list(), tasks: tasks}
 	if stopped {
 		// As a program perf record runs dies of the terminal's SIGINT.
 		r.interrupted = interrupts.signal()
@@ -764,6 +765,9 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 			pd.Maps = append(pd.Maps, profile.Map{Start: c.Start, Len: c.Len, Pgoff: c.Pgoff, Prot: c.Prot, Filename: c.Path})
 		}
 	}
+	if r.multiProcess() {
+		pd.Side = sideRecords(r.tasks, c.TSEnable)
+	}
 	for _, t := range r.threads {
 		if !c.TSEnable {
 			// Without timestamps every SPE record decodes at time 0:
@@ -780,8 +784,9 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 	if r.callchains != nil {
 		// The stacks go beside the AUX data as samples of the dummy event,
 		// so perf script shows them.
+		pids := r.pids()
 		for _, s := range rec.Samples {
-			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context})
+			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context, Pid: pids[s.Context]})
 		}
 		pd.MaxStack = uint16(min(r.maxStack, 0xffff))
 	}

@@ -166,6 +166,12 @@ func (m *Machine) Run() (*Exit, error) {
 // RunMachine is Run of this machine alone: it returns ErrYield when the
 // machine yields.
 func (m *Machine) RunMachine() (*Exit, error) {
+	if m.Timing != nil {
+		// The model may have timed another machine since (ShareTiming):
+		// this one's code generation and instruction alignment again.
+		m.Timing.CodeGen = m.Mem.CodeGen
+		m.Timing.PCShift = uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))
+	}
 	for !m.exited {
 		if m.stopReq.Load() {
 			m.StopTiming()
@@ -384,6 +390,28 @@ func (m *Machine) EnableTiming(p *CPUPreset) error {
 	m.Timing.CodeGen = m.Mem.CodeGen
 	m.Timing.PCShift = uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1)))
 	m.log = newBatch(0, m.Timing.PCShift) // SetLog gives it the core's Vals
+	l.SetLog(m.log)
+	return nil
+}
+
+// ShareTiming gives m, a new machine of the same run (a forked process's,
+// or the one execve made), the timing model and the consumers of from: the
+// machines of a run are one simulated core that switches between them, so
+// its cycle count, caches and predictors carry over a switch (the caches and
+// TLB are indexed by virtual address: a switch neither flushes them nor
+// tells apart equal addresses of two address spaces), and every retired
+// operation of every machine reaches the same consumers (SPE, tracers).
+// A machine without a timing model leaves m as it is.
+func (m *Machine) ShareTiming(from *Machine) error {
+	if from.Timing == nil {
+		return nil
+	}
+	l, ok := m.Core.(Logger)
+	if !ok {
+		return fmt.Errorf("the %s core: %w", m.Arch.Name, ErrNoTiming)
+	}
+	m.Timing, m.Consumers = from.Timing, from.Consumers
+	m.log = newBatch(0, uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1))))
 	l.SetLog(m.log)
 	return nil
 }

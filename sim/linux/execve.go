@@ -213,6 +213,10 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		return errno(ENOEXEC)
 	}
 	old := p.Machine
+	if err := nq.Machine.ShareTiming(old); err != nil {
+		return errno(ENOEXEC) // a core the timing model cannot follow
+	}
+	caller := p.cur.tid
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
 	keep := struct {
 		sys               *System
@@ -273,6 +277,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	old.Yield()
 	old.SetSliceEnd(0)
 	p.sys.cur = p
+	p.sys.processEvent(p, ThreadEvent{Kind: ProcessExeced, Tid: t.tid, Prev: caller})
 	return 0
 }
 

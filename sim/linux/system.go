@@ -54,6 +54,8 @@ type System struct {
 	deadlocked bool
 	everMulti  bool       // more than one process existed (strace's [pid N])
 	done       []ProcStat // the processes that ended (--stats)
+	// onEvent sees every thread and process event (AddHook).
+	onEvent func(*Process, ThreadEvent)
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.
@@ -197,7 +199,7 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) {
 func (s *System) enterDeadlock() {
 	f := s.first
 	f.clockOff = s.cur.monoNow() - f.VirtualNanos()
-	s.cur = f
+	s.switched(f)
 	f.deadlock()
 }
 
@@ -205,11 +207,29 @@ func (s *System) enterDeadlock() {
 func (s *System) enter(q *Process, t *thread) {
 	now := s.cur.monoNow()
 	q.clockOff = now - q.VirtualNanos()
-	s.cur = q
+	s.switched(q)
 	q.switchTo(t)
 	if !q.Exited() {
 		q.setSlice()
 	}
+}
+
+// switched makes q the running process, telling the hooks when it was
+// another.
+func (s *System) switched(q *Process) {
+	prev := s.cur
+	s.cur = q
+	if prev == q || s.onEvent == nil || q.cur == nil {
+		return
+	}
+	e := ThreadEvent{Kind: ProcessSwitched, Tid: q.cur.tid}
+	if prev.cur != nil {
+		e.Prev = prev.cur.tid
+	}
+	if !prev.ended {
+		e.PC = prev.Core.PC()
+	}
+	s.processEvent(q, e)
 }
 
 // multi reports whether another process may run.
@@ -357,6 +377,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 	if p.cur != nil {
 		p.cur.insns += p.Insns - p.runStart
 		p.runStart = p.Insns
+		s.processEvent(p, ThreadEvent{Kind: ProcessExited, Tid: p.cur.tid})
 	}
 	p.closeAll()
 	if p != s.first { // the first's stay for its core dump and --stats
@@ -419,6 +440,9 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	}
 	pid := s.newID()
 	m := cpu.NewMachineMem(p.Arch, p.Mem.Fork())
+	if err := m.ShareTiming(p.Machine); err != nil {
+		return errno(ENOSYS)
+	}
 	q := new(Process)
 	*q = *p
 	q.Machine, m.Kernel = m, q
@@ -482,11 +506,13 @@ func (p *Process) fork(c cloneArgs) uint64 {
 		// The parent waits until the child execs or ends (vfork's
 		// promise; the memory is copied on write all the same).
 		q.vforkParent = p.cur
+		s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid})
 		p.block(0, 0, 0, false)
 		p.cur.vforkWait = true
 		return pid
 	}
 	p.setSlice()
+	s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid})
 	return pid
 }
 
