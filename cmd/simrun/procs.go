@@ -1,12 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
+	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
 	"simrun/sim/spe"
+	"simrun/sim/unwind"
+	"simrun/sim/unwind/abi"
 )
 
 // Recording a run of several processes: one simulated CPU runs them all
@@ -106,6 +112,167 @@ func sideRecords(l *linux.TaskLog, timed bool) []profile.Side {
 			continue
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// followTruth makes th, the truth of a run, follow every thread of every
+// process: a context switch within or across processes, a signal frame
+// per handler, fork's copy of the caller's stack, execve's fresh one.
+func followTruth(s *linux.System, th *unwind.Threads, ra uint32) {
+	s.AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ThreadSwitched, linux.ProcessSwitched:
+			th.Switch(e.Tid, e.PC)
+		case linux.SignalEntered:
+			th.Signal(q.Core, e.PC, e.SP, ra)
+		case linux.SignalReturned:
+			th.SigReturn()
+		case linux.ProcessForked:
+			th.Fork(e.Tid, q.Pid(), q.Comm())
+		case linux.ProcessExeced:
+			th.Exec(e.Tid, q.Comm())
+		}
+	})
+}
+
+// chainFunc is a stack tracer's callchain of the machine's next operation.
+type chainFunc = func(m *cpu.Machine, buf []uint64) []uint64
+
+// perMachine is the callchain of whichever machine runs: first's with
+// chain, another process's (a forked one, or a program execve started)
+// with a tracer of its own objects, made when it is first sampled. A
+// program without usable unwind tables gets the pc alone.
+func perMachine(first *cpu.Machine, chain chainFunc, method unwind.Method, policy unwind.Policy) chainFunc {
+	if linux.Of(first) == nil {
+		return chain
+	}
+	by := map[*cpu.Machine]chainFunc{first: chain}
+	static := map[string]chainFunc{} // by program path: forked copies share one
+	pcOnly := func(m *cpu.Machine, buf []uint64) []uint64 { return append(buf, m.Core.PC()) }
+	mk := func(m *cpu.Machine) chainFunc {
+		q := linux.Of(m)
+		if q == nil {
+			return pcOnly
+		}
+		opt := unwind.Options{Method: method, Policy: policy}
+		if q.Interp != nil && method.HasData() {
+			a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
+			if err != nil {
+				return pcOnly
+			}
+			tr, err := unwind.NewObjectsTracer(a, codeResolver(q), opt)
+			if err != nil {
+				return pcOnly
+			}
+			return tr.Callchain
+		}
+		path := q.Image.Path
+		if c, ok := static[path]; ok {
+			return c
+		}
+		c := pcOnly
+		if data, err := os.ReadFile(path); err == nil {
+			if obj, err := unwind.NewObject(path, data); err == nil {
+				if tr, err := unwind.NewTracer(obj, opt); err == nil {
+					c = tr.Callchain
+				}
+			}
+		}
+		static[path] = c
+		return c
+	}
+	return func(m *cpu.Machine, buf []uint64) []uint64 {
+		c, ok := by[m]
+		if !ok {
+			c = mk(m)
+			by[m] = c
+		}
+		return c(m, buf)
+	}
+}
+
+// images names the program each SPE record was sampled in, in a run of
+// several processes: one entry per machine (the first process's, each
+// forked process's, each program execve started), with the code it had
+// mapped when it last mapped some.
+type images struct {
+	by   map[*cpu.Machine]int
+	list []imageInfo
+}
+
+type imageInfo struct {
+	pid        uint64
+	comm, path string
+	bias       uint64
+	maps       []linux.CodeMap
+}
+
+func trackImages(p *linux.Process) *images {
+	im := &images{by: map[*cpu.Machine]int{}}
+	im.add(p)
+	p.System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ProcessForked, linux.ProcessExeced:
+			im.add(q)
+		case linux.CodeMapped:
+			if i, ok := im.by[q.Machine]; ok {
+				im.list[i].maps = slices.Clone(q.CodeMaps())
+			}
+		}
+	})
+	return im
+}
+
+func (im *images) add(q *linux.Process) {
+	im.by[q.Machine] = len(im.list)
+	im.list = append(im.list, imageInfo{pid: q.Pid(), comm: q.Comm(), path: q.Image.Path, bias: q.Image.Bias, maps: slices.Clone(q.CodeMaps())})
+}
+
+// tag is the index of machine m's image (spe.Recorder.Tag).
+func (im *images) tag(m *cpu.Machine) int {
+	if i, ok := im.by[m]; ok {
+		return i
+	}
+	return -1
+}
+
+// profileImages opens each image's program and objects once per file and
+// load address.
+func (im *images) profileImages() []profile.Image {
+	type key struct {
+		path string
+		bias uint64
+	}
+	bins := map[key]*profile.Binary{}
+	shared := map[string][]*profile.Binary{} // by the objects and where they are
+	var out []profile.Image
+	for _, in := range im.list {
+		var objs []profile.ObjectMap
+		for _, c := range in.maps {
+			objs = append(objs, profile.ObjectMap{Path: c.Path, Start: profile.Hex(c.Start), Len: profile.Hex(c.Len), Pgoff: profile.Hex(c.Pgoff)})
+		}
+		k := key{in.path, in.bias}
+		b, ok := bins[k]
+		if !ok {
+			b, _ = profile.OpenBinary(in.path, in.bias) // unreadable: its pcs stay unnamed
+			bins[k] = b
+		}
+		if b != nil && len(objs) > 0 {
+			var sk strings.Builder
+			for _, o := range objs {
+				fmt.Fprintf(&sk, "%s@%x;", o.Path, o.Start)
+			}
+			sh, ok := shared[sk.String()]
+			if !ok {
+				sh = openObjects(objs)
+				shared[sk.String()] = sh
+			}
+			c := *b
+			c.Shared = sh
+			b = &c
+		}
+		out = append(out, profile.Image{Bin: b, Pid: uint32(in.pid), Comm: in.comm})
 	}
 	return out
 }

@@ -385,6 +385,10 @@ type recording struct {
 	// tasks are every process's and thread's side-band events (nil
 	// without a Linux process).
 	tasks *linux.TaskLog
+	// images are the programs the run's processes ran, tags each SPE
+	// record's (a run of several processes).
+	images *images
+	tags   []int
 }
 
 // threadLog follows the guest's threads for the recording: the SPE unit's
@@ -489,6 +493,11 @@ func (j *recordJob) run() (*recording, error) {
 	if rec.MaxStack = j.MaxStack; rec.MaxStack <= 0 {
 		rec.MaxStack = spe.DefaultMaxStack
 	}
+	var imgs *images
+	if p := linux.Of(m); p != nil {
+		imgs = trackImages(p)
+		rec.Tag = imgs.tag
+	}
 	if err := j.attachCallchains(m, rec); err != nil {
 		return nil, err
 	}
@@ -507,7 +516,7 @@ func (j *recordJob) run() (*recording, error) {
 	rec.Finish()
 	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
 		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack,
-		threads: threads.list(), tasks: tasks}
+		threads: threads.list(), tasks: tasks, images: imgs, tags: rec.Tags}
 	if stopped {
 		// As a program perf record runs dies of the terminal's SIGINT.
 		r.interrupted = interrupts.signal()
@@ -539,16 +548,7 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		// One shadow stack per thread, a signal frame per handler.
 		th := unwind.NewThreads(unwind.MainTid, mk(), mk)
 		if p := linux.Of(m); p != nil {
-			p.AddThreadHook(func(e linux.ThreadEvent) {
-				switch e.Kind {
-				case linux.ThreadSwitched:
-					th.Switch(e.Tid, e.PC)
-				case linux.SignalEntered:
-					th.Signal(m.Core, e.PC, e.SP, a.RA)
-				case linux.SignalReturned:
-					th.SigReturn()
-				}
-			})
+			followTruth(p.System(), th, a.RA)
 		}
 		m.Consumers = append(m.Consumers, &shadowConsumer{th})
 		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return th.Cur.Callchain(m.Core.PC(), buf) }
@@ -569,7 +569,7 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		if err != nil {
 			return fmt.Errorf("--callchain %s: %w", j.Callchain, err)
 		}
-		rec.Chain = tr.Callchain
+		rec.Chain = perMachine(m, tr.Callchain, method, j.Policy)
 		return nil
 	}
 	data, err := os.ReadFile(j.Cfg.Args[0])
@@ -590,7 +590,7 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		fmt.Fprintf(j.Warnings, "simrun record: warning: --callchain %s: %v; samples are recorded without callchains\n", j.Callchain, err)
 		return nil
 	}
-	rec.Chain = tr.Callchain
+	rec.Chain = perMachine(m, tr.Callchain, method, j.Policy)
 	return nil
 }
 
@@ -664,7 +664,12 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 		objects = objectMaps(p)
 		bin.Shared = openObjects(objects)
 	}
-	samples, err := profile.Decode(r.data, bin, r.callchains)
+	var samples []profile.Sample
+	if r.multiProcess() {
+		samples, err = profile.DecodeTagged(r.data, bin, r.images.profileImages(), r.tags, r.callchains)
+	} else {
+		samples, err = profile.Decode(r.data, bin, r.callchains)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
