@@ -129,7 +129,7 @@ func followTruth(s *linux.System, th *unwind.Threads, ra uint32) {
 		case linux.SignalReturned:
 			th.SigReturn()
 		case linux.ProcessForked:
-			th.Fork(e.Tid, q.Pid(), q.Comm())
+			th.Fork(e.Tid, q.Pid(), q.Comm(), e.SP != 0)
 		case linux.ProcessExeced:
 			th.Exec(e.Tid, q.Comm())
 		}

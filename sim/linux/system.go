@@ -506,13 +506,13 @@ func (p *Process) fork(c cloneArgs) uint64 {
 		// The parent waits until the child execs or ends (vfork's
 		// promise; the memory is copied on write all the same).
 		q.vforkParent = p.cur
-		s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid})
+		s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid, SP: c.stack})
 		p.block(0, 0, 0, false)
 		p.cur.vforkWait = true
 		return pid
 	}
 	p.setSlice()
-	s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid})
+	s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid, SP: c.stack})
 	return pid
 }
 

@@ -37,7 +37,9 @@ const (
 	// ProcessForked: fork (clone without CLONE_VM, vfork) made the
 	// process, whose only thread is Tid (its pid), a copy of the process
 	// of thread Prev (the caller, still running). Its machine is new and
-	// shares the parent's timing model (cpu.Machine.ShareTiming).
+	// shares the parent's timing model (cpu.Machine.ShareTiming). SP is
+	// the stack clone gave the child (0: the caller's stack pointer, so
+	// the child returns through the caller's frames).
 	ProcessForked
 	// ProcessExeced: execve gave the process a new program on a new
 	// machine (sharing the old one's timing model); Tid, its pid, is its

@@ -50,11 +50,15 @@ func (t *Threads) Get(tid uint64) *Shadow {
 
 // Fork gives thread tid, the only thread of a new process (fork), a copy
 // of the running thread's stack, as fork copies the caller's: the child
-// returns through the same frames. Its counts start at zero.
-func (t *Threads) Fork(tid, pid uint64, program string) {
+// returns through the same frames. Its counts start at zero. A child
+// given a stack of its own (clone with a stack: posix_spawn's) starts
+// with an empty one, as a new thread does.
+func (t *Threads) Fork(tid, pid uint64, program string, ownStack bool) {
 	c := t.mk()
-	c.stack = append([]shadowFrame(nil), t.Cur.stack...)
-	c.sigs = append([]sigMark(nil), t.Cur.sigs...)
+	if !ownStack {
+		c.stack = append([]shadowFrame(nil), t.Cur.stack...)
+		c.sigs = append([]sigMark(nil), t.Cur.sigs...)
+	}
 	t.by[tid] = len(t.all)
 	t.all = append(t.all, ThreadShadow{Tid: tid, Shadow: c, Pid: pid, Program: program})
 }
