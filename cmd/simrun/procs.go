@@ -182,6 +182,11 @@ func perMachine(first *cpu.Machine, chain chainFunc, method unwind.Method, polic
 		static[path] = c
 		return c
 	}
+	linux.Of(first).System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		if e.Kind == linux.ProcessExited {
+			delete(by, q.Machine) // it samples no more: keep no machine alive
+		}
+	})
 	return func(m *cpu.Machine, buf []uint64) []uint64 {
 		c, ok := by[m]
 		if !ok {
@@ -192,13 +197,26 @@ func perMachine(first *cpu.Machine, chain chainFunc, method unwind.Method, polic
 	}
 }
 
+// insns is the instructions the run retired, every process's.
+func (r *recording) insns() uint64 {
+	if r.images == nil {
+		return r.m.Insns
+	}
+	return r.images.total()
+}
+
 // images names the program each SPE record was sampled in, in a run of
 // several processes: one entry per machine (the first process's, each
 // forked process's, each program execve started), with the code it had
 // mapped when it last mapped some.
 type images struct {
-	by   map[*cpu.Machine]int
+	by   map[*cpu.Machine]int // the live machines'
 	list []imageInfo
+	// ms are the machines of the run still running; insns counts the
+	// instructions of those that stopped (execve replaced them, their
+	// process ended) — see total.
+	ms    []*cpu.Machine
+	insns uint64
 }
 
 type imageInfo struct {
@@ -215,6 +233,10 @@ func trackImages(p *linux.Process) *images {
 		switch e.Kind {
 		case linux.ProcessForked, linux.ProcessExeced:
 			im.add(q)
+		case linux.ProcessExited:
+			// Its machine retires nothing more: forget it (a run of
+			// many short-lived processes keeps no machine alive).
+			im.drop(q.Machine)
 		case linux.CodeMapped:
 			if i, ok := im.by[q.Machine]; ok {
 				im.list[i].maps = slices.Clone(q.CodeMaps())
@@ -225,8 +247,34 @@ func trackImages(p *linux.Process) *images {
 }
 
 func (im *images) add(q *linux.Process) {
+	for _, m := range im.ms {
+		if linux.Of(m) == q && m != q.Machine {
+			im.drop(m) // execve replaced it
+			break
+		}
+	}
+	im.ms = append(im.ms, q.Machine)
 	im.by[q.Machine] = len(im.list)
 	im.list = append(im.list, imageInfo{pid: q.Pid(), comm: q.Comm(), path: q.Image.Path, bias: q.Image.Bias, maps: slices.Clone(q.CodeMaps())})
+}
+
+// drop forgets machine m, counting its instructions.
+func (im *images) drop(m *cpu.Machine) {
+	if _, ok := im.by[m]; !ok {
+		return
+	}
+	delete(im.by, m)
+	im.insns += m.Insns
+	im.ms = slices.DeleteFunc(im.ms, func(x *cpu.Machine) bool { return x == m })
+}
+
+// total is the instructions of every machine of the run.
+func (im *images) total() uint64 {
+	n := im.insns
+	for _, m := range im.ms {
+		n += m.Insns
+	}
+	return n
 }
 
 // tag is the index of machine m's image (spe.Recorder.Tag).

@@ -90,9 +90,9 @@ func TestRecordProcesses(t *testing.T) {
 // bundled fork/exec programs, both architectures: one truth per thread of
 // each process (fork copies the caller's, execve starts afresh), and
 // SFrame and eh_frame agree with it everywhere but at glibc's known
-// places (programs/procs/unwind.expect).
+// places (sim/unwind/testdata/glibc.expect).
 func TestUnwindCheckProcesses(t *testing.T) {
-	expect := filepath.Join("..", "..", "programs", "procs", "unwind.expect")
+	expect := filepath.Join("..", "..", "sim", "unwind", "testdata", "glibc.expect")
 	for _, arch := range []string{"aarch64", "s390x"} {
 		for _, name := range []string{"forkwait", "pipes", "sigchld", "spawn"} {
 			t.Run(arch+"/"+name, func(t *testing.T) {

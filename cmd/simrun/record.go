@@ -318,7 +318,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			names = append(names, o.path)
 		}
 		fmt.Fprintf(stderr, "[ simrun record: wrote %s: %d SPE records, %d bytes of SPE data, %d instructions%s ]\n",
-			strings.Join(names, ", "), u.Written, len(data), m.Insns, note)
+			strings.Join(names, ", "), u.Written, len(data), r.insns(), note)
 	}
 	if *stats {
 		printTimingStats(stderr, m.Timing, m.Arch.Name)
@@ -684,7 +684,7 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 		CPU: profile.CPUModel{Model: r.preset.Name, Desc: r.preset.Desc, MHz: r.preset.MHz, MIDR: profile.Hex(r.preset.MIDR)},
 		SPE: profile.SPESetup{Version: u.Features.Version.String(), Event: r.event, Period: r.cfg.Period,
 			Words: profile.DescribeSPE(&r.feats, r.regs)},
-		Instructions: m.Insns, Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
+		Instructions: r.insns(), Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
 		Timing: profile.Timing{L1DAccess: st.L1DAccess, L1DRefill: st.L1DRefill, L2Access: st.L2Access, L2Refill: st.L2Refill,
 			LLCAccess: st.LLCAccess, LLCMiss: st.LLCMiss, TLBAccess: st.TLBAccess, TLBWalk: st.TLBWalk,
 			Branches: st.Branches, Mispredicts: st.Mispredicts, NotTaken: st.NotTaken, StallCycles: st.StallCycles},
