@@ -229,7 +229,20 @@ func enablePAuth(m *cpu.Machine) error {
 	if !ok {
 		return errors.New("--pauth: the " + m.Arch.Name + " core has no pointer authentication")
 	}
-	c.EnablePAuth(linux.Of(m).Cfg.Seed)
+	p := linux.Of(m)
+	c.EnablePAuth(p.Cfg.Seed)
+	// Every process of the run has it too: a forked child keeps its
+	// parent's keys (it returns through frames the parent signed), and
+	// a program execve starts gets keys of its own — here the same ones,
+	// from the same seed. (A program of an architecture without it runs
+	// without.)
+	p.System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		if e.Kind == linux.ProcessForked || e.Kind == linux.ProcessExeced {
+			if c, ok := q.Core.(pauthCore); ok {
+				c.EnablePAuth(q.Cfg.Seed)
+			}
+		}
+	})
 	return nil
 }
 
