@@ -87,5 +87,5 @@ func TestProcessEvents(t *testing.T) {
 // retireCount counts the operations it sees retire.
 type retireCount struct{ n uint64 }
 
-func (r *retireCount) Want(b *cpu.Batch) []int { r.n += uint64(b.Len()); return nil }
+func (r *retireCount) Want(b *cpu.Batch) []int                                 { r.n += uint64(b.Len()); return nil }
 func (r *retireCount) Retired(*cpu.Machine, *cpu.Batch, []int, []cpu.OpTiming) {}
