@@ -224,6 +224,9 @@ type Checker struct {
 	cur  *machineCheck
 	ctxs map[*cpu.Machine]*machineCheck
 	list []*machineCheck
+	// stale: the running thread or machine changed since the tallies
+	// were chosen (retally).
+	stale bool
 }
 
 // machineCheck is how one machine (one process's program) is checked:
@@ -330,7 +333,7 @@ func (c *Checker) Attach(m *cpu.Machine) { m.Observer = c.observe }
 func (c *Checker) enter(m *cpu.Machine) {
 	if mc, ok := c.ctxs[m]; ok {
 		c.cur = mc
-		c.retally()
+		c.stale = true
 		return
 	}
 	var mc *machineCheck
@@ -362,7 +365,7 @@ func (c *Checker) enter(m *cpu.Machine) {
 		}
 	}
 	c.cur = mc
-	c.retally()
+	c.stale = true
 }
 
 // MainTid is the id of a program's first thread (simrun's guest pid).
@@ -382,7 +385,7 @@ func (c *Checker) SwitchThread(tid, prevPC uint64) {
 		return
 	}
 	c.threads.Switch(tid, prevPC)
-	c.retally()
+	c.stale = true // the tallies follow at the next check (the machine may change first)
 }
 
 // retally points the per-thread tallies at the running thread's (and, in
@@ -449,6 +452,10 @@ func (c *Checker) observe(m *cpu.Machine) error {
 }
 
 func (c *Checker) check(pc uint64) {
+	if c.stale {
+		c.stale = false
+		c.retally()
+	}
 	mc := c.cur
 	m := mc.m
 	if !mc.live {
