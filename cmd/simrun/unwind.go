@@ -265,6 +265,8 @@ func followThreads(p *linux.Process, c *unwind.Checker) {
 		case linux.ProcessExeced:
 			c.Attach(q.Machine)
 			c.Exec(e.Tid, q.Comm())
+		case linux.ProcessExited:
+			c.Detach(q.Machine)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -227,12 +228,16 @@ type Checker struct {
 	// stale: the running thread or machine changed since the tallies
 	// were chosen (retally).
 	stale bool
+	// doneInsns counts the instructions of the machines Detach forgot.
+	doneInsns uint64
 }
 
 // machineCheck is how one machine (one process's program) is checked:
 // its tracers, registers, and the names of its pcs.
 type machineCheck struct {
 	m       *cpu.Machine
+	obj     *Object
+	resolve Resolver
 	tracers []*Tracer
 	ra      uint32 // DWARF number of the return-address register
 	regs    Regs
@@ -286,6 +291,20 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 // newMachineCheck prepares the checks of machine m running program o
 // (with resolve for a dynamically linked one).
 func (c *Checker) newMachineCheck(m *cpu.Machine, o *Object, resolve Resolver) (*machineCheck, error) {
+	if resolve == nil {
+		// A static program's tracers and names serve every machine
+		// that runs it (a forked copy): made once.
+		for _, f := range c.list {
+			if f.obj == o && f.resolve == nil {
+				mc := &machineCheck{m: m, obj: o, tracers: f.tracers, ra: f.ra, names: f.names}
+				mc.setRegs(m, o.ABI)
+				c.ctxs[m] = mc
+				c.list = append(c.list, mc)
+				m.Observer = c.observe
+				return mc, nil
+			}
+		}
+	}
 	opt := c.opt
 	syms, err := ReadSymbols(o)
 	if err != nil {
@@ -294,7 +313,7 @@ func (c *Checker) newMachineCheck(m *cpu.Machine, o *Object, resolve Resolver) (
 	if m.Image != nil {
 		syms = syms.Rebased(m.Image.Bias) // the report names run-time pcs
 	}
-	mc := &machineCheck{m: m, ra: o.ABI.RA, names: &Report{Program: o.Path, Syms: syms, abi: o.ABI}}
+	mc := &machineCheck{m: m, obj: o, resolve: resolve, ra: o.ABI.RA, names: &Report{Program: o.Path, Syms: syms, abi: o.ABI}}
 	if resolve != nil {
 		mc.names.objects = newObjectSymbols(resolve)
 	}
@@ -311,15 +330,20 @@ func (c *Checker) newMachineCheck(m *cpu.Machine, o *Object, resolve Resolver) (
 		}
 		mc.tracers = append(mc.tracers, t)
 	}
-	if r, ok := m.Core.(Regs); ok {
-		mc.regs, mc.live = r, true
-	} else {
-		mc.regs = StateRegs{Layout: &o.ABI.Regs, State: &mc.state}
-	}
+	mc.setRegs(m, o.ABI)
 	c.ctxs[m] = mc
 	c.list = append(c.list, mc)
 	m.Observer = c.observe
 	return mc, nil
+}
+
+// setRegs reads the registers from m's core (itself, when it can).
+func (mc *machineCheck) setRegs(m *cpu.Machine, a *abi.ABI) {
+	if r, ok := m.Core.(Regs); ok {
+		mc.regs, mc.live = r, true
+	} else {
+		mc.regs = StateRegs{Layout: &a.Regs, State: &mc.state}
+	}
 }
 
 // Attach makes the checker check machine m too: another process's of the
@@ -327,6 +351,19 @@ func (c *Checker) newMachineCheck(m *cpu.Machine, o *Object, resolve Resolver) (
 // follows it through the thread events the kernel gives (SwitchThread,
 // Fork, Exec).
 func (c *Checker) Attach(m *cpu.Machine) { m.Observer = c.observe }
+
+// Detach tells the checker that machine m runs no more (its process
+// ended, or execve replaced it): it keeps only its instruction count, so
+// a run of many short-lived processes holds no machine.
+func (c *Checker) Detach(m *cpu.Machine) {
+	mc, ok := c.ctxs[m]
+	if !ok || mc == c.list[0] {
+		return
+	}
+	c.doneInsns += m.Insns
+	delete(c.ctxs, m)
+	c.list = slices.DeleteFunc(c.list, func(x *machineCheck) bool { return x == mc })
+}
 
 // enter makes m the machine being checked, preparing its checks the
 // first time.
@@ -345,11 +382,7 @@ func (c *Checker) enter(m *cpu.Machine) {
 	if mc == nil { // checked as the first program (its tracers read m's registers)
 		f := c.list[0]
 		mc = &machineCheck{m: m, tracers: f.tracers, ra: f.ra, names: f.names}
-		if r, ok := m.Core.(Regs); ok {
-			mc.regs, mc.live = r, true
-		} else {
-			mc.regs = StateRegs{Layout: &c.report.abi.Regs, State: &mc.state}
-		}
+		mc.setRegs(m, c.report.abi)
 		c.ctxs[m] = mc
 		c.list = append(c.list, mc)
 	}
@@ -613,7 +646,7 @@ func (c *Checker) Run() (*Report, error) {
 		return nil, err
 	}
 	c.report.Exit = exit
-	c.report.Insns = 0
+	c.report.Insns = c.doneInsns
 	for _, mc := range c.list {
 		c.report.Insns += mc.m.Insns
 	}
