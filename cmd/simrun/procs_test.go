@@ -75,6 +75,16 @@ func TestRecordProcesses(t *testing.T) {
 	}
 	assert.Regexp(t, `(?m)^sort-1002;.*;(malloc|fwrite_unlocked|_IO_file_xsputn)`, string(folded))
 
+	// pprof labels each sample with its process's pid and comm.
+	if goTool, err := exec.LookPath("go"); err == nil {
+		tags, err := exec.Command(goTool, "tool", "pprof", "-tags", filepath.Join(dir, "perf.pb.gz")).Output()
+		require.NoError(t, err)
+		assert.Regexp(t, `(?s)comm: Total.*: busybox\n.*: sort\n`, string(tags))
+		for _, pid := range []string{"1000", "1001", "1002", "1003"} {
+			assert.Regexp(t, `(?s)pid: Total.*: `+pid+`\n`, string(tags))
+		}
+	}
+
 	dump, err := exec.Command(perf, "report", "-D", "-i", data).Output()
 	require.NoError(t, err)
 	var side []string
