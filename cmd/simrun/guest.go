@@ -29,6 +29,7 @@ type guestFlags struct {
 	robust    *bool
 	sched     *string
 	maxProcs  *int
+	noHost    *bool
 }
 
 // hostEnviron is the environment a guest inherits (tests replace it, so
@@ -46,6 +47,7 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 		sched:     fs.String("sched", "rr", "how the next guest thread is chosen: `POLICY` rr (round robin by tid) or random (seeded by --seed, to shake out races)"),
 		robust:    fs.Bool("robust-futexes", false, "accept set_robust_list and release a dying thread's robust mutexes, as Linux does (default: ENOSYS, as qemu-user 7.2, whose instruction counts simrun then matches)"),
 		maxProcs:  fs.Int("max-procs", linux.DefaultMaxProcs, "bound the guest processes alive at once to `N`: a fork past it gives EAGAIN, as RLIMIT_NPROC would"),
+		noHost:    fs.Bool("no-host-exec", false, "an execve of a program built for the host (the host's /bin/sh that system() runs, say) fails with ENOENT instead of running it on the host as qemu-user does (--root and --read-only imply it)"),
 		quantum:   fs.Uint64("quantum", linux.DefaultQuantum, "a guest thread runs `N` retired instructions before the next runnable one (round robin by tid); the same N gives the same interleaving"),
 	}
 	for _, name := range []string{"env", "E"} {
@@ -79,6 +81,7 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) error {
 	cfg.MaxProcs = *g.maxProcs
 	cfg.RandomSched = *g.sched == "random"
 	cfg.RobustFutexes = *g.robust
+	cfg.NoHostExec = *g.noHost
 	if *g.strace {
 		cfg.Strace = stderr
 	}

@@ -179,7 +179,10 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if exit.Fault != nil {
+	if p := linux.Of(m); exit.Fault != nil && p != nil && p.HostProgram() != "" {
+		// It ran on the host: no guest state to explain or dump.
+		fmt.Fprintf(stderr, "simrun: %s: %v\n", prog, exit.Fault.Err)
+	} else if exit.Fault != nil {
 		where, stack := explainFault(m, exit.Fault)
 		fmt.Fprintf(stderr, "simrun: %s: %v%s\n", prog, exit.Fault, where)
 		for _, l := range stack {

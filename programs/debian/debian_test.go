@@ -185,6 +185,8 @@ var cases = []tcase{
 	one("factor", run("/usr/bin/factor", "600851475143", "1234567890123", "18446744073709551557")),
 	one("numfmt", run("/usr/bin/numfmt", "--to=iec", "1024", "1048576", "123456789")),
 	one("date", run("/bin/date", "-u", "-d", "@1700000000", "+%Y-%m-%d %H:%M:%S %A %j %s")),
+	// nice sets its priority and execs the second nice, which reads it back.
+	one("nice", run("/usr/bin/nice", "-n", "5", "/usr/bin/nice")),
 	one("ls", run("/bin/ls", "-R", "-F", "tree")),
 	one("ls-long", run("/bin/ls", "-l", "-n", "-a", "--time-style=+%Y-%m-%d", "tree", "tree/b")),
 	one("stat", run("/usr/bin/stat", "-c", "%n %s %F %a %h %Y", "text.txt", "tree", "tree/b/d.dat")),
@@ -246,6 +248,9 @@ var cases = []tcase{
 		`my ($a, $b) = (0, 1); ($a, $b) = ($b, $a + $b) for 1 .. 90; printf "%d %.10g %s\n", $a, sqrt(2) * 1e6, join(",", map { $_ * $_ } 1 .. 12); print unpack("H*", pack("N n C a4", 0xdeadbeef, 513, 7, "ab")), "\n"; printf "%.12e\n", atan2(1, 1) * 4`)),
 	one("perl-file", run("/usr/bin/perl", "-ne", `chomp; my @f = split /,/; $s{$f[3]} += $f[1] * $f[2]; END { printf "%s %.2f\n", $_, $s{$_} for sort keys %s }`, "table.csv")),
 	one("perl-files", run("/usr/bin/perl", "-e", perlFiles)),
+	// system() and qx() with shell metacharacters run /bin/sh, which the
+	// sysroot lacks: the host's shell runs on the host, as under qemu.
+	one("perl-system", run("/usr/bin/perl", "-e", `system("echo via sh | tr a-z A-Z"); print qx(ls tree | sort -r); open(my $fh, "-|", "seq", "3") or die; print <$fh>; close $fh; print "status $?\n"`)),
 	one("mawk-files", run("/usr/bin/mawk", "-F,", `{ print $1 > ($4 ".txt") } END { close("Berlin.txt"); while ((getline l < "Berlin.txt") > 0) n++; print n }`, "table.csv")).
 		out("Berlin.txt", "Graz.txt", "Lyon.txt", "Oslo.txt", "Porto.txt", "Turin.txt"),
 	one("mawk", run("/usr/bin/mawk", "-F,", `{ q[$4] += $2; s += $2 * $3 } END { for (c in q) print c, q[c]; printf "%.2f %d\n", s, NR }`, "table.csv")),
@@ -273,7 +278,28 @@ var cases = []tcase{
 	one("find-exec", run("/usr/bin/find", "tree", "-type", "f", "-name", "*.txt", "-exec", "wc", "-c", "{}", ";")),
 	one("xargs", run("/usr/bin/xargs", "-n", "2", "wc", "-l").in("tree/a.txt\ntree/b/c.txt\ntree/b/f/g.txt\n")),
 	one("bash-find-xargs", run("/bin/bash-static", "-c", findXargsScript)),
+	// named pipes: mkfifo (mknodat), opens that wait for the other end
+	one("bash-fifo", run("/bin/bash-static", "-c", fifoScript)).out("out.txt"),
+	// process substitution (/dev/fd/N, distinct pipes), a coprocess,
+	// traps, waits, read with a timeout
+	one("bash-procsubst", run("/bin/bash-static", "-c", procSubstScript)),
 }
+
+// procSubstScript leaves out what shows qemu's own descriptors (the
+// number of an "exec {fd}>" and a listing of /dev/fd: qemu-user shares
+// its descriptor table with the guest).
+const procSubstScript = `diff <(echo a) <(echo b); echo "rc $?"; cat <(seq 3)
+coproc c { read x; echo "got $x"; }; echo hi >&"${c[1]}"; read y <&"${c[0]}"; echo "$y"
+trap "echo trapped" USR1; kill -USR1 $$; (sleep 0.01 & wait $!; echo waited $?)
+read -t 0.01 z < <(sleep 1); echo "read rc $?"
+mapfile -t arr < <(printf "%s\n" q w e); echo "${arr[@]}"`
+
+// fifoScript makes a FIFO and passes bytes through it: a reader and a
+// writer that wait for each other, a read-write open that does not wait.
+const fifoScript = `mkfifo f; ls -l f | cut -c1-10; stat -c %F f
+(echo via fifo > f &); cat f
+exec 3<>f; echo rw >&3; read x <&3; echo "$x"; exec 3>&-
+cat f > out.txt & echo one > f; wait; cat out.txt`
 
 // findXargsScript runs find -exec and xargs under a shell (issue 3/8).
 const findXargsScript = `find tree -type f -exec wc -c {} \; | sort

@@ -143,6 +143,7 @@ var syscalls = map[string]uint64{
 	"dup3":              24,
 	"fcntl":             25,
 	"ioctl":             29,
+	"mknodat":           33,
 	"mkdirat":           34,
 	"unlinkat":          35,
 	"statfs":            43,
@@ -292,4 +293,32 @@ var syscalls = map[string]uint64{
 	"sendmsg":           211,
 	"recvmsg":           212,
 	"accept4":           242,
+
+	// Memory locking, scheduling parameters, credentials, sync, flock (sysproc.go).
+	"sync":                   81,
+	"syncfs":                 267,
+	"sync_file_range":        84,
+	"munlock":                229,
+	"mlockall":               230,
+	"munlockall":             231,
+	"mlock2":                 284,
+	"getresuid":              148,
+	"getresgid":              150,
+	"sched_getscheduler":     120,
+	"sched_getparam":         121,
+	"sched_get_priority_max": 125,
+	"sched_get_priority_min": 126,
+	"close_range":            436,
+	"personality":            92,
+	"flock":                  32,
+	"readahead":              213,
+
+	// epoll and eventfd (epoll.go).
+	"epoll_create1": 20,
+	"epoll_ctl":     21,
+	"epoll_pwait":   22,
+	"eventfd2":      19,
+
+	// signalfd (signalfd.go).
+	"signalfd4": 74,
 }

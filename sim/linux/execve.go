@@ -119,6 +119,9 @@ func (p *Process) execProgram(host, guest string, argv []string) (string, []byte
 		}
 		interp, arg, script := parseShebang(data)
 		if !script {
+			if hostNative(data) && p.hostExecAllowed() {
+				return host, data, argv, 0 // execve starts it on the host
+			}
 			if p.Sysroot != "" && !strings.HasPrefix(host, p.Sysroot+"/") && bytes.HasPrefix(data, []byte("\x7fELF")) {
 				if _, _, err := cpu.ParseELF(host, data); err != nil {
 					// A host program (the sysroot lacks the path) that
@@ -202,6 +205,9 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	if env == nil {
 		cfg.Env = []string{}
 	}
+	if hostNative(data) && p.hostExecAllowed() {
+		return p.execHost(host, argv, cfg.Env)
+	}
 	cfg.Dir, cfg.Root = p.cwd, "" // the root is carried over below
 	nq, err := p.newImage(host, data, cfg)
 	if err != nil {
@@ -218,6 +224,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	}
 	caller := p.cur.tid
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
+	nice := p.cur.nice // the caller's, kept by execve
 	keep := struct {
 		sys               *System
 		pid, ppid         uint64
@@ -259,7 +266,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		}
 	}
 	t := p.threads[0]
-	t.tid = p.pid
+	t.tid, t.nice = p.pid, nice
 	t.sig.mask, t.sig.pending = oldMask, oldSig.pending
 	p.fds = oldFds
 	for fd, fe := range p.fds {

@@ -17,18 +17,21 @@ const maxFDs = 1024 // RLIMIT_NOFILE's soft limit, as prlimit64 reports it
 type fileKind uint8
 
 const (
-	kindStdin   fileKind = iota // simrun's stdin (Config.Stdin)
-	kindStdout                  // simrun's stdout or stderr (Config.Stdout, Config.Stderr)
-	kindHost                    // a host file
-	kindDir                     // a host directory
-	kindPath                    // O_PATH: a location only
-	kindVirtual                 // generated content (/proc files): read-only bytes
-	kindNull                    // /dev/null
-	kindZero                    // /dev/zero
-	kindRandom                  // /dev/urandom, /dev/random: the seeded stream
-	kindPipe                    // one end of a pipe inside the process
-	kindVDir                    // a virtual directory (/proc/self, /proc/self/fd): data holds its dirent64 records
-	kindTimerFD                 // a timerfd (timerfd.go)
+	kindStdin    fileKind = iota // simrun's stdin (Config.Stdin)
+	kindStdout                   // simrun's stdout or stderr (Config.Stdout, Config.Stderr)
+	kindHost                     // a host file
+	kindDir                      // a host directory
+	kindPath                     // O_PATH: a location only
+	kindVirtual                  // generated content (/proc files): read-only bytes
+	kindNull                     // /dev/null
+	kindZero                     // /dev/zero
+	kindRandom                   // /dev/urandom, /dev/random: the seeded stream
+	kindPipe                     // one end of a pipe inside the process
+	kindVDir                     // a virtual directory (/proc/self, /proc/self/fd): data holds its dirent64 records
+	kindTimerFD                  // a timerfd (timerfd.go)
+	kindEpoll                    // an epoll instance (epoll.go)
+	kindEventFD                  // an eventfd (epoll.go)
+	kindSignalFD                 // a signalfd (signalfd.go)
 )
 
 // openFile is an open file description, shared by dup'ed descriptors.
@@ -49,8 +52,11 @@ type openFile struct {
 	off       int64           // kindVirtual, kindDir (entries handed out)
 	dir       []byte          // kindDir: host dirent64 records not yet handed out
 	pipe      *pipe
-	write     bool     // kindPipe: the write end
-	tfd       *timerFD // kindTimerFD
+	write     bool      // kindPipe: the write end (a FIFO opened O_RDWR is both ends, with write false)
+	tfd       *timerFD  // kindTimerFD
+	ep        *epoll    // kindEpoll
+	efd       *eventFD  // kindEventFD
+	sfd       *signalFD // kindSignalFD
 	refs      int
 }
 
@@ -134,11 +140,7 @@ func (f *openFile) release() {
 		f.host.Close()
 	}
 	if f.pipe != nil {
-		if f.write {
-			f.pipe.writers--
-		} else {
-			f.pipe.readers--
-		}
+		f.pipe.drop(f.flags & oAccmode)
 	}
 }
 
@@ -161,6 +163,14 @@ type pipe struct {
 	buf     []byte
 	readers int
 	writers int
+	// A FIFO's pipe (fifo.go): the system that keeps it by key, and how
+	// often each side was opened (an open waiting for the other side
+	// goes on once that count moves).
+	fifo                  *System
+	key                   fifoKey
+	readOpens, writeOpens uint64
+	gen                   uint64 // writes that added bytes (epoll's EPOLLET)
+	ino                   uint64 // an anonymous pipe's inode number in pipefs (fstat, /proc/self/fd)
 }
 
 const pipeCapacity = 65536 // Linux's default pipe size
@@ -240,6 +250,12 @@ func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {
 		return n, 0
 	case kindTimerFD:
 		return p.timerfdRead(f, buf)
+	case kindEventFD:
+		return p.eventfdRead(f, buf)
+	case kindSignalFD:
+		return p.signalfdRead(f, buf)
+	case kindEpoll:
+		return 0, errno(EINVAL)
 	}
 	return 0, errno(EBADF)
 }
@@ -288,9 +304,14 @@ func (p *Process) writeFile(f *openFile, b []byte, off int64) (int, uint64) {
 		}
 		n := min(room, len(b))
 		pp.buf = append(pp.buf, b[:n]...)
+		if n > 0 {
+			pp.gen++
+		}
 		return n, 0
-	case kindTimerFD:
+	case kindTimerFD, kindEpoll, kindSignalFD:
 		return 0, errno(EINVAL) // no write operation, as Linux's vfs_write says
+	case kindEventFD:
+		return p.eventfdWrite(f, b)
 	}
 	return 0, errno(EBADF)
 }

@@ -335,7 +335,11 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 		return p.install(&openFile{kind: kindPath, path: host, flags: oPath}, 0, flags&oCloexec != 0)
 	}
 	if flags&oCreat == 0 || flags&oExcl == 0 {
-		if s, e := hostStatPath(host, true); e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		s, e := hostStatPath(host, true)
+		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+			return p.openFIFO(host, s, flags, archOnly)
+		}
+		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 			if flags&oAccmode != oRdonly || flags&oCreat != 0 {
 				return errno(EISDIR)
 			}
@@ -448,10 +452,13 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 	case kindVirtual:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFREG | 0o444, Nlink: 1, Blksize: 1024}, 0
 	case kindPipe:
-		return Stat{Dev: 12, Ino: 0x2000, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
+		if f.path != "" { // a FIFO: its node's stat
+			return hostStatPath(f.path, true)
+		}
+		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
-	case kindTimerFD: // an anonymous inode: mode 0600 and no file type
+	case kindTimerFD, kindEpoll, kindEventFD, kindSignalFD: // an anonymous inode: mode 0600 and no file type
 		return Stat{Dev: 14, Ino: 0x3000, Mode: 0o600, Nlink: 1, Blksize: 4096}, 0
 	}
 	return Stat{}, errno(EBADF)
@@ -1369,7 +1376,7 @@ func sysPipe2(p *Process, a [6]uint64) uint64 {
 	if a[1]&^(oCloexec|oNonblock|0o40000 /* O_DIRECT */) != 0 {
 		return errno(EINVAL)
 	}
-	pp := &pipe{readers: 1, writers: 1}
+	pp := &pipe{readers: 1, writers: 1, ino: p.sys.newPipeIno()}
 	r := &openFile{kind: kindPipe, pipe: pp, flags: oRdonly | a[1]&oNonblock}
 	w := &openFile{kind: kindPipe, pipe: pp, write: true, flags: oWronly | a[1]&oNonblock}
 	rfd := p.install(r, 0, a[1]&oCloexec != 0)
@@ -1541,28 +1548,45 @@ const (
 // ready, pipes as their contents and their other ends say.
 func (p *Process) readiness(fd uint64, ev uint64) uint64 {
 	f, e := p.file(fd)
-	switch {
-	case e != 0:
+	if e != 0 {
 		return pollnval
-	case f.kind == kindPipe && !f.write:
+	}
+	return p.fileReady(f, ev)
+}
+
+// fileReady is what poll reports for open file f asked for ev.
+func (p *Process) fileReady(f *openFile, ev uint64) uint64 {
+	switch {
+	case f.kind == kindPipe:
 		var rev uint64
-		if len(f.pipe.buf) > 0 {
-			rev = (pollin | pollrdnorm) & ev
+		if f.readable() {
+			if len(f.pipe.buf) > 0 {
+				rev = (pollin | pollrdnorm) & ev
+			}
+			if f.pipe.writers == 0 {
+				rev |= pollhup
+			}
 		}
-		if f.pipe.writers == 0 {
-			rev |= pollhup
+		if f.writable() {
+			if f.pipe.readers == 0 {
+				return pollerr
+			}
+			if len(f.pipe.buf) < pipeCapacity {
+				rev |= (pollout | pollwrnorm) & ev
+			}
 		}
 		return rev
-	case f.kind == kindPipe:
-		if f.pipe.readers == 0 {
-			return pollerr
-		}
-		if len(f.pipe.buf) < pipeCapacity {
-			return (pollout | pollwrnorm) & ev
-		}
-		return 0
 	case f.kind == kindTimerFD:
 		return p.timerfdReady(f, ev)
+	case f.kind == kindEventFD:
+		return eventfdReady(f.efd, ev)
+	case f.kind == kindSignalFD:
+		return p.signalfdReady(f, ev)
+	case f.kind == kindEpoll:
+		if r, _ := p.epollReady(f.ep, 1, false, 0); len(r) > 0 {
+			return (pollin | pollrdnorm) & ev
+		}
+		return 0
 	}
 	return ev & (pollin | pollout | pollrdnorm | pollwrnorm)
 }

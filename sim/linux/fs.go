@@ -34,6 +34,7 @@ const (
 	ESRCH        = 3
 	EINTR        = 4
 	EIO          = 5
+	ENXIO        = 6
 	ENOEXEC      = 8
 	EBADF        = 9
 	ECHILD       = 10

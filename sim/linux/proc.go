@@ -203,6 +203,11 @@ func (p *Process) isVirtualPath(path string) bool {
 // procSelf splits a clean path under /proc/self or /proc/PID (the
 // guest's pid): the rest ("" for the directory itself, else "/NAME...").
 func (p *Process) procSelf(clean string) (string, bool) {
+	// /dev/fd is Linux's symbolic link to /proc/self/fd (bash's process
+	// substitution names its pipes /dev/fd/N).
+	if rest, ok := strings.CutPrefix(clean, "/dev/fd"); ok && (rest == "" || rest[0] == '/') {
+		return "/fd" + rest, true
+	}
 	for _, dir := range []string{"/proc/self", "/proc/" + strconv.FormatUint(p.pid, 10)} {
 		if rest, ok := strings.CutPrefix(clean, dir); ok && (rest == "" || rest[0] == '/') {
 			return rest, true
@@ -245,7 +250,10 @@ func (p *Process) procLink(path string) (string, bool) {
 		case kindHost, kindDir, kindPath:
 			return p.guestPath(f.path), true
 		case kindPipe:
-			return "pipe:[8192]", true
+			if f.path != "" { // a FIFO
+				return p.guestPath(f.path), true
+			}
+			return "pipe:[" + strconv.FormatUint(f.pipe.ino, 10) + "]", true
 		case kindStdin, kindStdout:
 			return "pipe:[" + strconv.Itoa(4096+f.std) + "]", true
 		}

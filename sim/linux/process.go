@@ -42,6 +42,9 @@ type Config struct {
 	// ReadOnly refuses every change to the file system with EROFS
 	// (writes to stdout, stderr and /dev/null still go through).
 	ReadOnly bool
+	// NoHostExec makes an execve of a host program (hostproc.go) fail
+	// with ENOENT instead of running it on the host.
+	NoHostExec bool
 	// MaxMemory bounds the host memory the guest's address space may
 	// hold, in bytes (0: no bound; see cpu.Memory.SetLimit): past it mmap,
 	// brk and mremap give ENOMEM and a write that needs a new page ends
@@ -86,19 +89,24 @@ type Process struct {
 	told  map[string]bool // denials reported (see tellDenial)
 	// confined is set when a lookup under --root met a ".." at the root
 	// or an absolute symbolic link: a failure of that call is told.
-	confined  bool
-	rng       *guestRandom
-	exe       string // what /proc/self/exe points to
-	brkStart  uint64
-	brk       uint64
-	mmapNext  uint64
-	stackTop  uint64
-	sigTramp  uint64
-	auxv      [][2]uint64
-	sigact    [65]sigAction // the process's signal actions (signal.go)
-	sig       *sigThread    // the running thread's mask, pending signals and alternate stack (cur.sig)
-	noResult  bool          // the syscall set every register itself (rt_sigreturn)
-	selfAlias uint64        // another id naming the process (AdoptSelfID)
+	confined bool
+	rng      *guestRandom
+	exe      string // what /proc/self/exe points to
+	brkStart uint64
+	brk      uint64
+	mmapNext uint64
+	stackTop uint64
+	sigTramp uint64
+	auxv     [][2]uint64
+	sigact   [65]sigAction // the process's signal actions (signal.go)
+	sig      *sigThread    // the running thread's mask, pending signals and alternate stack (cur.sig)
+	noResult bool          // the syscall set every register itself (rt_sigreturn)
+	hostRun  *hostRun      // the program runs on the host (hostproc.go)
+	// Resource usage (rusage.go): the run's guest memory when the process
+	// ended, and the CPU time and peak memory of the children it waited
+	// for.
+	maxRSS, childCPU, childMaxRSS uint64
+	selfAlias                     uint64 // another id naming the process (AdoptSelfID)
 	// fatal is the signal whose default action ended the process (for
 	// its core dump, core.go).
 	fatal *sigInfo

@@ -22,11 +22,12 @@ var procsConfigs = map[string]string{"arm64": "aarch64-proc-O2", "s390x": "s390x
 
 // procsPrograms are the bundled process programs; qemu says whether
 // qemu-user can be their oracle (it runs a guest's execve on the host,
-// which needs binfmt_misc; and its fork bomb meets the host's limit).
+// which needs binfmt_misc for a guest program, not for system()'s host
+// shell; and its fork bomb meets the host's limit).
 var procsPrograms = []struct {
 	name string
 	qemu bool
-}{{"forkwait", true}, {"sigchld", true}, {"pipes", true}, {"forkbomb", false}, {"spawn", false}}
+}{{"forkwait", true}, {"sigchld", true}, {"pipes", true}, {"forkbomb", false}, {"spawn", false}, {"system", true}}
 
 // runProcs runs a process program under simrun (at most 50 processes)
 // and returns its stdout and exit status.

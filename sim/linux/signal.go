@@ -203,6 +203,10 @@ func (p *Process) ignored(t *sigThread, sig int) bool {
 // (Linux's complete_signal prefers the current thread too); when all
 // block it, it stays pending on the running thread.
 func (p *Process) sendSignal(in sigInfo) uint64 {
+	if h := p.hostRun; h != nil {
+		h.signal(in.signo)
+		return 0
+	}
 	in.process = true
 	target := p.cur
 	if target.state == threadExited || in.signo >= 1 && in.signo <= 64 && target.sig.blocked(in.signo) {
@@ -247,6 +251,9 @@ func (p *Process) sendSignalTo(th *thread, in sigInfo) uint64 {
 		return errno(EAGAIN)
 	}
 	t.pending = append(t.pending, in)
+	if p.ioWaiters != 0 && p.signalfdWants(in.signo) {
+		p.wakeIO() // a signalfd read may take it
+	}
 	return 0
 }
 

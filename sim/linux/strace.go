@@ -145,7 +145,7 @@ func capitalize(s string) string {
 // errnoName is the symbolic name of an errno value (asm-generic numbers).
 func errnoName(e int) string {
 	names := map[int]string{EPERM: "EPERM", ENOENT: "ENOENT", ESRCH: "ESRCH", EINTR: "EINTR", EIO: "EIO",
-		6: "ENXIO", 7: "E2BIG", 8: "ENOEXEC", EBADF: "EBADF", 10: "ECHILD", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM",
+		ENXIO: "ENXIO", 7: "E2BIG", 8: "ENOEXEC", EBADF: "EBADF", 10: "ECHILD", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM",
 		EACCES: "EACCES", EFAULT: "EFAULT", 16: "EBUSY", EEXIST: "EEXIST", EXDEV: "EXDEV", ENODEV: "ENODEV",
 		ENOTDIR: "ENOTDIR", EISDIR: "EISDIR", EINVAL: "EINVAL", 23: "ENFILE", EMFILE: "EMFILE", ENOTTY: "ENOTTY",
 		26: "ETXTBSY", EFBIG: "EFBIG", 28: "ENOSPC", ESPIPE: "ESPIPE", EROFS: "EROFS", 31: "EMLINK", EPIPE: "EPIPE",

@@ -52,10 +52,26 @@ type System struct {
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
-	everMulti  bool       // more than one process existed (strace's [pid N])
-	done       []ProcStat // the processes that ended (--stats)
+	everMulti  bool              // more than one process existed (strace's [pid N])
+	done       []ProcStat        // the processes that ended (--stats)
+	fifos      map[fifoKey]*pipe // the pipes of the FIFOs some process has open (fifo.go)
+	hosts      int               // processes running a host program (hostproc.go)
+
+	personality uint32 // personality(2)'s persona (sysproc.go)
+	pipeIno     uint64 // the last anonymous pipe's inode number
 	// onEvent sees every thread and process event (AddHook).
 	onEvent func(*Process, ThreadEvent)
+}
+
+// newPipeIno numbers a new anonymous pipe, as pipefs gives each its own
+// inode (diff, for one, takes two descriptors with one inode for the same
+// file). The first is 8192.
+func (s *System) newPipeIno() uint64 {
+	if s.pipeIno == 0 {
+		s.pipeIno = 8191
+	}
+	s.pipeIno++
+	return s.pipeIno
 }
 
 // newSystem makes p, pid 1000, the first process of a new system.
@@ -161,7 +177,12 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) {
 		}
 		if errors.Is(err, cpu.ErrYield) {
 			if s.first.StopRequested() {
+				s.killHosts()
 				return nil, cpu.ErrStopped
+			}
+			if f := s.first; f.ended && f.hostRun != nil {
+				s.endOthers()
+				return f.hostRun.exit, nil
 			}
 			if s.deadlocked {
 				s.deadlocked = false
@@ -176,13 +197,7 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) {
 		}
 		s.ended(p, exit)
 		if p == s.first {
-			for _, q := range slices.Clone(s.procs) {
-				if !q.ended {
-					q.EndFault(&cpu.Fault{PC: q.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
-						Err: fmt.Errorf("the first process ended")})
-					s.ended(q, &cpu.Exit{Status: 128 + cpu.SIGKILL})
-				}
-			}
+			s.endOthers()
 			return exit, nil
 		}
 		q, t := s.schedule()
@@ -191,6 +206,19 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) {
 			continue
 		}
 		s.enter(q, t)
+	}
+}
+
+// endOthers kills every process but the first, which ended: the run is
+// over.
+func (s *System) endOthers() {
+	s.killHosts()
+	for _, q := range slices.Clone(s.procs) {
+		if !q.ended {
+			q.EndFault(&cpu.Fault{PC: q.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
+				Err: fmt.Errorf("the first process ended")})
+			s.ended(q, &cpu.Exit{Status: 128 + cpu.SIGKILL})
+		}
 	}
 }
 
@@ -262,6 +290,10 @@ func (s *System) reschedule(p *Process) {
 func (s *System) schedule() (*Process, *thread) {
 	c := s.cur
 	for jumps := 0; ; jumps++ {
+		s.pumpHost(false)
+		if s.first.ended { // its program ran on the host and ended: the run is over
+			return nil, nil
+		}
 		now := c.monoNow()
 		for _, q := range s.procs {
 			if q.ended {
@@ -285,6 +317,11 @@ func (s *System) schedule() (*Process, *thread) {
 			}
 		}
 		if !ok || jumps > maxIdleJumps {
+			if s.hosts > 0 { // only host programs can move things on
+				s.pumpHost(true)
+				jumps = 0
+				continue
+			}
 			return nil, nil
 		}
 		c.clockOff += next - now
@@ -379,6 +416,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 		p.runStart = p.Insns
 		s.processEvent(p, ThreadEvent{Kind: ProcessExited, Tid: p.cur.tid})
 	}
+	p.maxRSS = p.memKiB()
 	p.closeAll()
 	if p != s.first { // the first's stay for its core dump and --stats
 		p.threads = nil
@@ -487,7 +525,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	m.Core.(cpu.ThreadCore).LoadThread(ctx)
 	st := *p.sig
 	st.pending, st.hasSaved = nil, false
-	t := &thread{tid: pid, sig: &st}
+	t := &thread{tid: pid, sig: &st, nice: p.cur.nice}
 	if c.flags&cloneChildCleartid != 0 {
 		t.clearTid = c.ctid
 	}
@@ -556,7 +594,7 @@ func (p *Process) waitChild(pid int64, opts uint64) (*Process, uint64) {
 }
 
 // sysWait4 is wait4(2): WNOHANG; WUNTRACED and WCONTINUED are accepted
-// (no process here ever stops); struct rusage is zeros.
+// (no process here ever stops); struct rusage is the child's (rusage.go).
 func sysWait4(p *Process, a [6]uint64) uint64 {
 	pid, opts := int64(int32(a[0])), a[2]
 	if opts&^(wNohang|wUntraced|wContinued|wNothread|wAll|wClone) != 0 || int32(a[0]) == -1<<31 {
@@ -575,7 +613,8 @@ func sysWait4(p *Process, a [6]uint64) uint64 {
 	if a[1] != 0 && !p.Mem.Store(a[1], 4, uint64(c.wstatus), p.order()) {
 		return errno(EFAULT)
 	}
-	if a[3] != 0 && !p.writeGuest(a[3], make([]byte, 144)) {
+	ru := p.reaped(c)
+	if a[3] != 0 && !p.writeGuest(a[3], ru) {
 		return errno(EFAULT)
 	}
 	p.sys.reap(c)
@@ -637,7 +676,14 @@ func sysWaitid(p *Process, a [6]uint64) uint64 {
 			return errno(EFAULT)
 		}
 	}
-	if a[4] != 0 && !p.writeGuest(a[4], make([]byte, 144)) {
+	ru := make([]byte, 144)
+	if c != nil {
+		ru = p.rusage(c.Insns+c.childCPU, max(c.maxRSS, c.childMaxRSS))
+		if opts&wNowait == 0 {
+			ru = p.reaped(c)
+		}
+	}
+	if a[4] != 0 && !p.writeGuest(a[4], ru) {
 		return errno(EFAULT)
 	}
 	if c != nil && opts&wNowait == 0 {

@@ -95,6 +95,9 @@ type thread struct {
 	hasResult bool
 
 	insns uint64 // instructions retired while it ran (up to its last switch)
+	nice  int8   // setpriority's value, -20..19 (priority.go)
+
+	fifoWait *fifoWait // an open of a FIFO waiting for the other end (fifo.go)
 
 	ioWhat string // what a threadIO wait waits for
 	// ioRestart is the restart code a signal gives a threadIO wait (0:
@@ -556,7 +559,7 @@ func (p *Process) clone(c cloneArgs) uint64 {
 		return errno(ENOSYS)
 	}
 	tid := p.sys.newID()
-	t := &thread{tid: tid, sig: &sigThread{mask: p.sig.mask}}
+	t := &thread{tid: tid, sig: &sigThread{mask: p.sig.mask}, nice: p.cur.nice}
 	// The child is the parent's registers with clone returning 0, on
 	// the stack given (if any) and with the thread pointer given.
 	parent := tc.SaveThread(p.spare)

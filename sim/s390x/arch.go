@@ -243,6 +243,7 @@ var syscalls = map[string]uint64{
 	"clock_nanosleep":   262,
 	"openat":            288,
 	"mkdirat":           289,
+	"mknodat":           290,
 	"newfstatat":        293,
 	"unlinkat":          294,
 	"readlinkat":        298,
@@ -267,6 +268,7 @@ var syscalls = map[string]uint64{
 	"chmod":             15,
 	"rename":            38,
 	"mkdir":             39,
+	"mknod":             14,
 	"rmdir":             40,
 	"pipe":              42,
 	"dup2":              63,
@@ -325,4 +327,36 @@ var syscalls = map[string]uint64{
 	"recvfrom":          371,
 	"recvmsg":           372,
 	"shutdown":          373,
+
+	// Memory locking, scheduling parameters, credentials, sync, flock (sysproc.go).
+	"sync":                   36,
+	"syncfs":                 338,
+	"sync_file_range":        307,
+	"munlock":                151,
+	"mlockall":               152,
+	"munlockall":             153,
+	"mlock2":                 374,
+	"getresuid":              209,
+	"getresgid":              211,
+	"sched_getscheduler":     157,
+	"sched_getparam":         155,
+	"sched_get_priority_max": 159,
+	"sched_get_priority_min": 160,
+	"close_range":            436,
+	"personality":            136,
+	"flock":                  143,
+	"readahead":              222,
+
+	// epoll and eventfd (epoll.go).
+	"epoll_create1": 327,
+	"epoll_create":  249,
+	"epoll_ctl":     250,
+	"epoll_pwait":   312,
+	"epoll_wait":    251,
+	"eventfd2":      323,
+	"eventfd":       318,
+
+	// signalfd (signalfd.go).
+	"signalfd4": 322,
+	"signalfd":  316,
 }
