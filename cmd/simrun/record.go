@@ -319,7 +319,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			names = append(names, o.path)
 		}
 		fmt.Fprintf(stderr, "[ simrun record: wrote %s: %d SPE records, %d bytes of SPE data, %d instructions%s ]\n",
-			strings.Join(names, ", "), u.Written, len(data), m.Insns, note)
+			strings.Join(names, ", "), u.Written, len(data), r.insns(), note)
 	}
 	if *stats {
 		printTimingStats(stderr, timing.Of(m), m.Arch.Name)
@@ -383,6 +383,13 @@ type recording struct {
 	interrupted syscall.Signal
 	// threads are the threads clone made (none: single-threaded).
 	threads []profile.Thread
+	// tasks are every process's and thread's side-band events (nil
+	// without a Linux process).
+	tasks *linux.TaskLog
+	// images are the programs the run's processes ran, tags each SPE
+	// record's (a run of several processes).
+	images *images
+	tags   []int
 }
 
 // threadLog follows the guest's threads for the recording: the SPE unit's
@@ -399,13 +406,9 @@ type threadLog struct {
 
 func logThreads(p *linux.Process, u *spe.Unit) *threadLog {
 	l := &threadLog{m: p.Machine}
+	followContext(p.System(), u)
 	p.AddThreadHook(func(e linux.ThreadEvent) {
 		switch e.Kind {
-		case linux.ThreadSwitched:
-			// The driver's switch: records already written keep the
-			// tid they were sampled in; a sample in flight belongs to
-			// the operation that retired before the switch.
-			u.ContextID = uint32(e.Tid)
 		case linux.ThreadCreated:
 			l.threads = append(l.threads, profile.Thread{Tid: uint32(e.Tid), Parent: uint32(e.Prev), Start: l.now()})
 		case linux.ThreadGone:
@@ -459,8 +462,10 @@ func (j *recordJob) run() (*recording, error) {
 	}
 	u.ContextID = 1000 // the guest's pid, the main thread's tid
 	var threads *threadLog
+	var tasks *linux.TaskLog
 	if p := linux.Of(m); p != nil {
 		threads = logThreads(p, u)
+		tasks = linux.LogTasks(p, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
 	}
 	d, err := spe.NewDriver(u, cfg, j.AuxPages, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
 	if err != nil {
@@ -489,6 +494,11 @@ func (j *recordJob) run() (*recording, error) {
 	if rec.MaxStack = j.MaxStack; rec.MaxStack <= 0 {
 		rec.MaxStack = spe.DefaultMaxStack
 	}
+	var imgs *images
+	if p := linux.Of(m); p != nil {
+		imgs = trackImages(p)
+		rec.Tag = imgs.tag
+	}
 	if err := j.attachCallchains(m, rec); err != nil {
 		return nil, err
 	}
@@ -507,7 +517,7 @@ func (j *recordJob) run() (*recording, error) {
 	rec.Finish()
 	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
 		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack,
-		threads: threads.list()}
+		threads: threads.list(), tasks: tasks, images: imgs, tags: rec.Tags}
 	if stopped {
 		// As a program perf record runs dies of the terminal's SIGINT.
 		r.interrupted = interrupts.signal()
@@ -539,16 +549,7 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		// One shadow stack per thread, a signal frame per handler.
 		th := unwind.NewThreads(unwind.MainTid, mk(), mk)
 		if p := linux.Of(m); p != nil {
-			p.AddThreadHook(func(e linux.ThreadEvent) {
-				switch e.Kind {
-				case linux.ThreadSwitched:
-					th.Switch(e.Tid, e.PC)
-				case linux.SignalEntered:
-					th.Signal(m.Core, e.PC, e.SP, a.RA)
-				case linux.SignalReturned:
-					th.SigReturn()
-				}
-			})
+			followTruth(p.System(), th, a.RA)
 		}
 		m.Consumers = append(m.Consumers, &shadowConsumer{th})
 		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return th.Cur.Callchain(m.Core.PC(), buf) }
@@ -569,7 +570,7 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		if err != nil {
 			return fmt.Errorf("--callchain %s: %w", j.Callchain, err)
 		}
-		rec.Chain = tr.Callchain
+		rec.Chain = perMachine(m, tr.Callchain, method, j.Policy)
 		return nil
 	}
 	data, err := os.ReadFile(j.Cfg.Args[0])
@@ -590,7 +591,7 @@ func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
 		fmt.Fprintf(j.Warnings, "simrun record: warning: --callchain %s: %v; samples are recorded without callchains\n", j.Callchain, err)
 		return nil
 	}
-	rec.Chain = tr.Callchain
+	rec.Chain = perMachine(m, tr.Callchain, method, j.Policy)
 	return nil
 }
 
@@ -664,7 +665,12 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 		objects = objectMaps(p)
 		bin.Shared = openObjects(objects)
 	}
-	samples, err := profile.Decode(r.data, bin, r.callchains)
+	var samples []profile.Sample
+	if r.multiProcess() {
+		samples, err = profile.DecodeTagged(r.data, bin, r.images.profileImages(), r.tags, r.callchains)
+	} else {
+		samples, err = profile.Decode(r.data, bin, r.callchains)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -679,7 +685,7 @@ func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binar
 		CPU: profile.CPUModel{Model: r.preset.Name, Desc: r.preset.Desc, MHz: r.preset.MHz, MIDR: profile.Hex(r.preset.MIDR)},
 		SPE: profile.SPESetup{Version: u.Features.Version.String(), Event: r.event, Period: r.cfg.Period,
 			Words: profile.DescribeSPE(&r.feats, r.regs)},
-		Instructions: m.Insns, Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
+		Instructions: r.insns(), Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
 		Timing: profile.Timing{L1DAccess: st.L1DAccess, L1DRefill: st.L1DRefill, L2Access: st.L2Access, L2Refill: st.L2Refill,
 			LLCAccess: st.LLCAccess, LLCMiss: st.LLCMiss, TLBAccess: st.TLBAccess, TLBWalk: st.TLBWalk,
 			Branches: st.Branches, Mispredicts: st.Mispredicts, NotTaken: st.NotTaken, StallCycles: st.StallCycles},
@@ -765,6 +771,9 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 			pd.Maps = append(pd.Maps, profile.Map{Start: c.Start, Len: c.Len, Pgoff: c.Pgoff, Prot: c.Prot, Filename: c.Path})
 		}
 	}
+	if r.multiProcess() {
+		pd.Side = sideRecords(r.tasks, c.TSEnable)
+	}
 	for _, t := range r.threads {
 		if !c.TSEnable {
 			// Without timestamps every SPE record decodes at time 0:
@@ -781,8 +790,9 @@ func perfData(prog string, argv []string, r *recording, rec *profile.Recording) 
 	if r.callchains != nil {
 		// The stacks go beside the AUX data as samples of the dummy event,
 		// so perf script shows them.
+		pids := r.pids()
 		for _, s := range rec.Samples {
-			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context})
+			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context, Pid: pids[s.Context]})
 		}
 		pd.MaxStack = uint16(min(r.maxStack, 0xffff))
 	}

@@ -189,6 +189,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if p := linux.Of(m); p != nil && p.Interp != nil {
 		copt.Resolve = codeResolver(p) // each frame in the object that maps it
 	}
+	copt.Program = programOf()
 	c, err := unwind.NewChecker(m, obj, copt)
 	if err != nil {
 		return err
@@ -228,21 +229,74 @@ func enablePAuth(m *cpu.Machine) error {
 	if !ok {
 		return errors.New("--pauth: the " + m.Arch.Name + " core has no pointer authentication")
 	}
-	c.EnablePAuth(linux.Of(m).Cfg.Seed)
+	p := linux.Of(m)
+	c.EnablePAuth(p.Cfg.Seed)
+	// Every process of the run has it too: a forked child keeps its
+	// parent's keys (it returns through frames the parent signed), and
+	// a program execve starts gets keys of its own — here the same ones,
+	// from the same seed. (A program of an architecture without it runs
+	// without.)
+	p.System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		if e.Kind == linux.ProcessForked || e.Kind == linux.ProcessExeced {
+			if c, ok := q.Core.(pauthCore); ok {
+				c.EnablePAuth(q.Cfg.Seed)
+			}
+		}
+	})
 	return nil
 }
 
 // followThreads makes the checker's truth follow the kernel: one shadow
-// stack per thread, a signal frame per handler entered.
+// stack per thread of every process, a signal frame per handler entered,
+// a forked process's copied from its parent's caller, execve's afresh;
+// and the checks follow every process's machine.
 func followThreads(p *linux.Process, c *unwind.Checker) {
-	p.AddThreadHook(func(e linux.ThreadEvent) {
+	p.System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
 		switch e.Kind {
-		case linux.ThreadSwitched:
+		case linux.ThreadSwitched, linux.ProcessSwitched:
 			c.SwitchThread(e.Tid, e.PC)
 		case linux.SignalEntered:
-			c.Signal(e.PC, e.SP)
+			c.SignalOn(q.Core, e.PC, e.SP)
 		case linux.SignalReturned:
 			c.SigReturn()
+		case linux.ProcessForked:
+			c.Attach(q.Machine)
+			c.Fork(e.Tid, q.Comm(), e.SP != 0)
+		case linux.ProcessExeced:
+			c.Attach(q.Machine)
+			c.Exec(e.Tid, q.Comm())
+		case linux.ProcessExited:
+			c.Detach(q.Machine)
 		}
 	})
+}
+
+// programOf describes the program a process's machine runs, for the
+// checks of a run of several processes (unwind.CheckOptions.Program):
+// files are read once.
+func programOf() func(m *cpu.Machine) (*unwind.Object, unwind.Resolver, error) {
+	objs := map[string]*unwind.Object{}
+	return func(m *cpu.Machine) (*unwind.Object, unwind.Resolver, error) {
+		q := linux.Of(m)
+		if q == nil || m.Image == nil {
+			return nil, nil, errors.New("not a Linux process")
+		}
+		path := m.Image.Path
+		o, ok := objs[path]
+		if !ok {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			if o, err = unwind.NewObject(path, data); err != nil {
+				return nil, nil, err
+			}
+			objs[path] = o
+		}
+		var res unwind.Resolver
+		if q.Interp != nil {
+			res = codeResolver(q)
+		}
+		return o, res, nil
+	}
 }

@@ -404,6 +404,29 @@ func (m *Machine) EnableTiming(t Timer) error {
 	return nil
 }
 
+// ShareTiming gives m, a new machine of the same run (a forked process's,
+// or the one execve made), the timing model and the consumers of from: the
+// machines of a run are one simulated core that switches between them, so
+// its cycle count, caches and predictors carry over a switch (the caches and
+// TLB are indexed by virtual address: a switch neither flushes them nor
+// tells apart equal addresses of two address spaces), and every retired
+// operation of every machine reaches the same consumers (SPE, tracers).
+// A machine without a timing model leaves m as it is.
+func (m *Machine) ShareTiming(from *Machine) error {
+	if from.Timing == nil {
+		return nil
+	}
+	l, ok := m.Core.(Logger)
+	if !ok {
+		return fmt.Errorf("the %s core: %w", m.Arch.Name, ErrNoTiming)
+	}
+	m.Timing, m.Consumers = from.Timing, from.Consumers
+	m.log = NewBatch(0, uint(bits.TrailingZeros64(max(m.Arch.InsnAlign, 1))))
+	m.log.CodeGen = m.Mem.CodeGen
+	l.SetLog(m.log)
+	return nil
+}
+
 // StopTiming detaches the log from the core; the consumers have then seen
 // every operation.
 func (m *Machine) StopTiming() {

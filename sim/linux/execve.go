@@ -220,6 +220,10 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		return errno(ENOEXEC)
 	}
 	old := p.Machine
+	if err := nq.Machine.ShareTiming(old); err != nil {
+		return errno(ENOEXEC) // a core the timing model cannot follow
+	}
+	caller := p.cur.tid
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
 	nice := p.cur.nice // the caller's, kept by execve
 	limits := p.limits
@@ -284,6 +288,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	old.Yield()
 	old.SetSliceEnd(0)
 	p.sys.cur = p
+	p.sys.processEvent(p, ThreadEvent{Kind: ProcessExeced, Tid: t.tid, Prev: caller})
 	return 0
 }
 

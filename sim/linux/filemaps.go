@@ -75,6 +75,7 @@ func (p *Process) noteFileMap(f *openFile, addr, size, off, prot uint64) {
 	p.fileMaps = slices.Insert(p.fileMaps, i, m)
 	if prot&protExec != 0 {
 		p.codeMaps = append(p.codeMaps, CodeMap{Start: addr, Len: size, Pgoff: off, Prot: uint32(prot & 7), Path: f.path})
+		p.threadEvent(ThreadEvent{Kind: CodeMapped, Tid: p.cur.tid, PC: addr})
 	}
 }
 

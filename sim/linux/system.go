@@ -60,6 +60,8 @@ type System struct {
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
+	// onEvent sees every thread and process event (AddHook).
+	onEvent func(*Process, ThreadEvent)
 }
 
 // newPipeIno numbers a new anonymous pipe, as pipefs gives each its own
@@ -226,7 +228,7 @@ func (s *System) endOthers() {
 func (s *System) enterDeadlock() {
 	f := s.first
 	f.clockOff = s.cur.monoNow() - f.VirtualNanos()
-	s.cur = f
+	s.switched(f)
 	f.deadlock()
 }
 
@@ -234,11 +236,29 @@ func (s *System) enterDeadlock() {
 func (s *System) enter(q *Process, t *thread) {
 	now := s.cur.monoNow()
 	q.clockOff = now - q.VirtualNanos()
-	s.cur = q
+	s.switched(q)
 	q.switchTo(t)
 	if !q.Exited() {
 		q.setSlice()
 	}
+}
+
+// switched makes q the running process, telling the hooks when it was
+// another.
+func (s *System) switched(q *Process) {
+	prev := s.cur
+	s.cur = q
+	if prev == q || s.onEvent == nil || q.cur == nil {
+		return
+	}
+	e := ThreadEvent{Kind: ProcessSwitched, Tid: q.cur.tid}
+	if prev.cur != nil {
+		e.Prev = prev.cur.tid
+	}
+	if !prev.ended {
+		e.PC = prev.Core.PC()
+	}
+	s.processEvent(q, e)
 }
 
 // multi reports whether another process may run.
@@ -395,6 +415,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 	if p.cur != nil {
 		p.cur.insns += p.Insns - p.runStart
 		p.runStart = p.Insns
+		s.processEvent(p, ThreadEvent{Kind: ProcessExited, Tid: p.cur.tid})
 	}
 	p.maxRSS = p.memKiB()
 	p.closeAll()
@@ -490,6 +511,12 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	}
 	pid := s.newID()
 	m := cpu.NewMachineMem(p.Arch, mem)
+	if err := m.ShareTiming(p.Machine); err != nil {
+		if mem != p.Mem {
+			mem.Release()
+		}
+		return errno(ENOSYS)
+	}
 	q := new(Process)
 	*q = *p
 	q.Machine, m.Kernel = m, q
@@ -561,11 +588,13 @@ func (p *Process) fork(c cloneArgs) uint64 {
 		// The parent waits until the child execs or ends (vfork's
 		// promise: meanwhile the child runs in the parent's memory).
 		q.vforkParent = p.cur
+		s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid, SP: c.stack})
 		p.block(0, 0, 0, false)
 		p.cur.vforkWait = true
 		return pid
 	}
 	p.setSlice()
+	s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid, SP: c.stack})
 	return pid
 }
 

@@ -30,6 +30,32 @@ const (
 	// SignalReturned: rt_sigreturn (s390x: sigreturn too) restored the
 	// state a handler interrupted; the core holds it.
 	SignalReturned
+
+	// The process events below go to the System's hooks only (see
+	// System.AddHook), with the process they are about.
+
+	// ProcessForked: fork (clone without CLONE_VM, vfork) made the
+	// process, whose only thread is Tid (its pid), a copy of the process
+	// of thread Prev (the caller, still running). Its machine is new and
+	// shares the parent's timing model (cpu.Machine.ShareTiming). SP is
+	// the stack clone gave the child (0: the caller's stack pointer, so
+	// the child returns through the caller's frames).
+	ProcessForked
+	// ProcessExeced: execve gave the process a new program on a new
+	// machine (sharing the old one's timing model); Tid, its pid, is its
+	// only thread and runs next, Prev called execve.
+	ProcessExeced
+	// ProcessExited: the process ended (a zombie now, or reaped); Tid is
+	// the thread that ran last.
+	ProcessExited
+	// ProcessSwitched: the core now runs thread Tid of the process, after
+	// thread Prev of another process, which stopped at PC (0 when that
+	// process ended). A ThreadSwitched within the process may follow at
+	// once.
+	ProcessSwitched
+	// CodeMapped: the process mapped a file with PROT_EXEC; PC is the
+	// mapping's start (the last of Process.CodeMaps).
+	CodeMapped
 )
 
 // ThreadEvent is one event (see ThreadEventKind for the fields each kind sets).
@@ -56,9 +82,41 @@ func (p *Process) AddThreadHook(f func(ThreadEvent)) {
 	}
 }
 
-// threadEvent tells the hook, if any.
+// threadEvent tells the hooks, if any: the process's, then the system's.
 func (p *Process) threadEvent(e ThreadEvent) {
 	if p.OnThread != nil {
 		p.OnThread(e)
 	}
+	if p.sys != nil && p.sys.onEvent != nil {
+		p.sys.onEvent(p, e)
+	}
 }
+
+// AddHook makes f see every thread event of every process of the run,
+// and the process events (ProcessForked, ...), after the hooks set before
+// it. Like the process's hooks, it costs nothing per instruction.
+func (s *System) AddHook(f func(*Process, ThreadEvent)) {
+	prev := s.onEvent
+	if prev == nil {
+		s.onEvent = f
+		return
+	}
+	s.onEvent = func(p *Process, e ThreadEvent) {
+		prev(p, e)
+		f(p, e)
+	}
+}
+
+// processEvent tells the system's hooks, if any.
+func (s *System) processEvent(p *Process, e ThreadEvent) {
+	if s.onEvent != nil {
+		s.onEvent(p, e)
+	}
+}
+
+// Parent is the process that forked p (nil for the first process, or
+// once its parent ended).
+func (p *Process) Parent() *Process { return p.parent }
+
+// Ended reports whether the process has ended.
+func (p *Process) Ended() bool { return p.ended }

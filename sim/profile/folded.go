@@ -57,7 +57,11 @@ func FoldedThreads(samples []Sample, w Weight, comm string) []FoldedStack {
 		if v := s.Value(w); v > 0 {
 			stack := s.Stack(";")
 			if comm != "" {
-				stack = fmt.Sprintf("%s-%d;%s", comm, s.Tid(), stack)
+				c := comm
+				if s.Comm != "" {
+					c = s.Comm // a run of several processes: the sample's own
+				}
+				stack = fmt.Sprintf("%s-%d;%s", c, s.Tid(), stack)
 			}
 			sum[stack] += v
 		}

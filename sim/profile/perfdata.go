@@ -71,6 +71,33 @@ type Map struct {
 	Start, Len, Pgoff uint64
 	Prot              uint32 // PROT_READ=1, PROT_WRITE=2, PROT_EXEC=4
 	Filename          string
+	// BuildID, when not empty (at most 20 bytes), goes into the record
+	// in place of the device and inode (PERF_RECORD_MISC_MMAP_BUILD_ID,
+	// as Linux writes it for perf record --buildid-mmap): perf then finds
+	// the file's symbols by build-id.
+	BuildID []byte
+}
+
+// SideKind says what a Side record is.
+type SideKind uint8
+
+const (
+	SideFork SideKind = iota + 1 // PERF_RECORD_FORK
+	SideComm                     // PERF_RECORD_COMM
+	SideMmap                     // PERF_RECORD_MMAP2
+	SideExit                     // PERF_RECORD_EXIT
+)
+
+// Side is one side-band record of a recording of several processes (see
+// PerfData.Side): what the kernel tells perf as the tasks it follows
+// fork, exec, map code and exit.
+type Side struct {
+	Kind                 SideKind
+	Time                 uint64 // ns
+	Pid, Tid, PPid, PTid uint32
+	Comm                 string // SideComm
+	Exec                 bool   // SideComm: named by execve (PERF_RECORD_MISC_COMM_EXEC)
+	Map                  Map    // SideMmap
 }
 
 // AuxChunk is one piece of SPE data as perf record copied it out of the
@@ -88,6 +115,7 @@ type Callchain struct {
 	IP, Time uint64
 	Stack    []uint64 // innermost first, starting with IP
 	Tid      uint32   // the sampled thread (0: the process's main thread, PID)
+	Pid      uint32   // its process (0: PID)
 }
 
 // Thread is a thread the process created after its main one: perf.data
@@ -113,6 +141,11 @@ type PerfData struct {
 	Comm    string
 	Maps    []Map
 	Threads []Thread // threads after the main one
+	// Side, when not empty, are every process's and thread's records in
+	// time order, the first process's COMM first: they replace those
+	// made from PID, Comm, Maps and Threads (which still name the
+	// recorded task of ITRACE_START and the samples without a Pid).
+	Side    []Side
 	Chunks  []AuxChunk
 	Samples []Callchain // optional call stacks, recorded on the dummy event
 	// MaxStack is the frame cap of those stacks (attr.sample_max_stack of
@@ -236,7 +269,13 @@ func (p *PerfData) trailer(b *buf, t uint64, id uint64) { p.trailerTid(b, t, id,
 
 // trailerTid is the sample_id trailer of a record about thread tid.
 func (p *PerfData) trailerTid(b *buf, t uint64, id uint64, tid uint32) {
-	b.u32(p.PID)
+	p.trailerPid(b, t, id, p.PID, tid)
+}
+
+// trailerPid is the sample_id trailer of a record about thread tid of
+// process pid.
+func (p *PerfData) trailerPid(b *buf, t uint64, id uint64, pid, tid uint32) {
+	b.u32(pid)
 	b.u32(tid)
 	b.u64(t)
 	b.u32(0) // cpu
@@ -266,15 +305,77 @@ var recordNames = map[uint32]string{recMMAP: "MMAP", recCOMM: "COMM", recEXIT: "
 // the sample_id trailer of the task itself.
 //
 //	u32 pid, ppid; u32 tid, ptid; u64 time; sample_id
-func (p *PerfData) taskRecord(pid, tid, ppid, ptid uint32, t uint64) []byte {
+func (p *PerfData) taskRecordPid(pid, tid, ppid, ptid uint32, t uint64) []byte {
 	var b buf
 	b.u32(pid)
 	b.u32(ppid)
 	b.u32(tid)
 	b.u32(ptid)
 	b.u64(t)
-	p.trailerTid(&b, t, idDummy, tid)
+	p.trailerPid(&b, t, idDummy, pid, tid)
 	return b.Bytes()
+}
+
+// legacySide is the records of PID, Comm, Maps and Threads: the process's
+// COMM (exec) and mappings at Start, a FORK per thread, an EXIT per
+// thread that ended and the process's EXIT at End.
+func (p *PerfData) legacySide() []Side {
+	out := []Side{{Kind: SideComm, Time: p.Start, Pid: p.PID, Tid: p.PID, Comm: p.Comm, Exec: true}}
+	for _, m := range p.Maps {
+		out = append(out, Side{Kind: SideMmap, Time: p.Start, Pid: p.PID, Tid: p.PID, Map: m})
+	}
+	for _, t := range p.Threads {
+		out = append(out, Side{Kind: SideFork, Time: t.Start, Pid: p.PID, Tid: t.Tid, PPid: p.PID, PTid: t.Parent})
+	}
+	for _, t := range p.Threads {
+		if t.End != 0 {
+			out = append(out, Side{Kind: SideExit, Time: t.End, Pid: p.PID, Tid: t.Tid, PPid: p.PID, PTid: t.Tid})
+		}
+	}
+	return append(out, Side{Kind: SideExit, Time: p.End, Pid: p.PID, Tid: p.PID, PPid: 1, PTid: 1})
+}
+
+// miscMmapBuildID is PERF_RECORD_MISC_MMAP_BUILD_ID: the MMAP2 record
+// holds a build-id where the device and inode would be.
+const miscMmapBuildID = 1 << 14
+
+func mmapMisc(m *Map) uint16 {
+	if len(m.BuildID) > 0 {
+		return miscUser | miscMmapBuildID
+	}
+	return miscUser
+}
+
+// mmap2 is the body of a PERF_RECORD_MMAP2 (include/uapi/linux/perf_event.h):
+//
+//	u32 pid, tid; u64 addr, len, pgoff;
+//	union { u32 maj, min; u64 ino, ino_generation;
+//	        u8 build_id_size, __reserved_1; u16 __reserved_2; u8 build_id[20]; };
+//	u32 prot, flags; char filename[]; sample_id
+func (p *PerfData) mmap2(r *Side) []byte {
+	m := &r.Map
+	var mm buf
+	mm.u32(r.Pid)
+	mm.u32(r.Tid)
+	mm.u64(m.Start)
+	mm.u64(m.Len)
+	mm.u64(m.Pgoff)
+	if id := m.BuildID; len(id) > 0 {
+		var u [24]byte
+		n := copy(u[4:], id)
+		u[0] = byte(n)
+		mm.Write(u[:])
+	} else {
+		mm.u32(0) // maj
+		mm.u32(0) // min
+		mm.u64(0) // ino
+		mm.u64(0) // ino_generation
+	}
+	mm.u32(m.Prot)
+	mm.u32(2) // MAP_PRIVATE
+	mm.str(m.Filename, 8)
+	p.trailerPid(&mm, r.Time, idDummy, r.Pid, r.Tid)
+	return mm.Bytes()
 }
 
 func record(out *buf, typ uint32, misc uint16, body []byte) error {
@@ -344,37 +445,53 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	ai.u64(1)       // priv[1]: per-cpu mmaps
 	record(&d, recAuxtraceInfo, 0, ai.Bytes())
 
-	var comm buf
-	comm.u32(p.PID)
-	comm.u32(p.PID)
-	comm.str(p.Comm, 8)
-	p.trailer(&comm, p.Start, idDummy)
-	record(&d, recCOMM, miscCommExec, comm.Bytes())
-	for _, m := range p.Maps {
-		var mm buf
-		mm.u32(p.PID)
-		mm.u32(p.PID)
-		mm.u64(m.Start)
-		mm.u64(m.Len)
-		mm.u64(m.Pgoff)
-		mm.u32(0) // maj
-		mm.u32(0) // min
-		mm.u64(0) // ino
-		mm.u64(0) // ino_generation
-		mm.u32(m.Prot)
-		mm.u32(2) // MAP_PRIVATE
-		mm.str(m.Filename, 8)
-		p.trailer(&mm, p.Start, idDummy)
-		record(&d, recMMAP2, miscUser, mm.Bytes())
+	side := p.Side
+	if len(side) == 0 {
+		side = p.legacySide()
 	}
-	var it buf
-	it.u32(p.PID)
-	it.u32(p.PID)
-	p.trailer(&it, p.Start, idSPE)
-	record(&d, recITRACEStart, 0, it.Bytes())
-	for _, t := range p.Threads {
-		record(&d, recFORK, 0, p.taskRecord(p.PID, t.Tid, p.PID, t.Parent, t.Start))
+	// ITRACE_START follows the first process's COMM and mappings.
+	itrace := false
+	itraceStart := func() {
+		if itrace {
+			return
+		}
+		itrace = true
+		var it buf
+		it.u32(p.PID)
+		it.u32(p.PID)
+		p.trailer(&it, p.Start, idSPE)
+		record(&d, recITRACEStart, 0, it.Bytes())
 	}
+	var exits []Side // the EXITs of PID and Threads go after the data
+	for i, r := range side {
+		if i > 0 && r.Kind != SideMmap {
+			itraceStart()
+		}
+		switch r.Kind {
+		case SideComm:
+			var comm buf
+			comm.u32(r.Pid)
+			comm.u32(r.Tid)
+			comm.str(r.Comm, 8)
+			p.trailerPid(&comm, r.Time, idDummy, r.Pid, r.Tid)
+			misc := uint16(0)
+			if r.Exec {
+				misc = miscCommExec
+			}
+			record(&d, recCOMM, misc, comm.Bytes())
+		case SideMmap:
+			record(&d, recMMAP2, mmapMisc(&r.Map), p.mmap2(&r))
+		case SideFork:
+			record(&d, recFORK, 0, p.taskRecordPid(r.Pid, r.Tid, r.PPid, r.PTid, r.Time))
+		case SideExit:
+			if len(p.Side) == 0 {
+				exits = append(exits, r)
+				continue
+			}
+			record(&d, recEXIT, 0, p.taskRecordPid(r.Pid, r.Tid, r.PPid, r.PTid, r.Time))
+		}
+	}
+	itraceStart()
 	for i, s := range p.Samples {
 		if len(s.Stack) > MaxCallchainFrames {
 			return 0, fmt.Errorf("perf.data: callchain sample %d has %d frames: over perf's %d-byte record limit (at most %d frames fit; cap them, as simrun record's --max-stack does)",
@@ -383,11 +500,14 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		var sb buf
 		sb.u64(idCallchain) // IDENTIFIER comes first in a sample
 		sb.u64(s.IP)
-		tid := s.Tid
+		tid, pid := s.Tid, s.Pid
 		if tid == 0 {
 			tid = p.PID
 		}
-		sb.u32(p.PID)
+		if pid == 0 {
+			pid = p.PID
+		}
+		sb.u32(pid)
 		sb.u32(tid)
 		sb.u64(s.Time)
 		sb.u32(0) // cpu
@@ -426,13 +546,9 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		d.Write(data)
 	}
 	record(&d, recFinishRound, 0, nil)
-	for _, t := range p.Threads {
-		if t.End == 0 {
-			continue
-		}
-		record(&d, recEXIT, 0, p.taskRecord(p.PID, t.Tid, p.PID, t.Tid, t.End))
+	for _, r := range exits {
+		record(&d, recEXIT, 0, p.taskRecordPid(r.Pid, r.Tid, r.PPid, r.PTid, r.Time))
 	}
-	record(&d, recEXIT, 0, p.taskRecord(p.PID, p.PID, 1, 1, p.End))
 	record(&d, recFinishRound, 0, nil)
 
 	if rerr != nil {

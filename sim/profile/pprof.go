@@ -289,8 +289,12 @@ func pprofMessage(r *Recording, bin *Binary) []byte {
 		if threaded {
 			// Which thread: go tool pprof -tagfocus tid=1001, -tags.
 			label(&e, "tid", "", int64(smp.Tid()), "")
-			label(&e, "pid", "", int64(r.Summary.PID), "")
-			label(&e, "comm", r.Summary.Comm, 0, "")
+			pid, comm := int64(r.Summary.PID), r.Summary.Comm
+			if smp.Comm != "" {
+				pid, comm = int64(smp.Pid), smp.Comm
+			}
+			label(&e, "pid", "", pid, "")
+			label(&e, "comm", comm, 0, "")
 		}
 		body.bytes(fProfileSample, e)
 	}

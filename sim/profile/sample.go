@@ -20,6 +20,10 @@ type Sample struct {
 	CPU     int    // always 0: simrun runs one CPU
 	Context uint32 // Context packet (CONTEXTIDR_EL1: the running thread's tid)
 	HasCtx  bool
+	// Pid and Comm are the sampled process's id and name in a run of
+	// several processes (0 and "": the recording's, Summary.PID, Comm).
+	Pid  uint32
+	Comm string
 
 	PC uint64 // virtual address of the sampled operation
 	EL uint8  // exception level it ran at
@@ -96,6 +100,26 @@ const (
 // first, starting with the sampled pc; a record without one gets its pc
 // alone.  This is the one place records become samples.
 func Decode(data []byte, bin *Binary, chains [][]uint64) ([]Sample, error) {
+	return decode(data, bin, nil, nil, chains)
+}
+
+// Image is one program a process of a run ran (a run of several
+// processes has one per process and execve): its symbols, and the
+// process's id and name that its samples get.
+type Image struct {
+	Bin  *Binary
+	Pid  uint32
+	Comm string
+}
+
+// DecodeTagged is Decode of a run of several programs: record i is
+// symbolized with images[tags[i]].Bin and gets its Pid and Comm (bin
+// past the end of tags, or for a tag out of range).
+func DecodeTagged(data []byte, bin *Binary, images []Image, tags []int, chains [][]uint64) ([]Sample, error) {
+	return decode(data, bin, images, tags, chains)
+}
+
+func decode(data []byte, bin0 *Binary, images []Image, tags []int, chains [][]uint64) ([]Sample, error) {
 	recs, err := spe.Records(data)
 	if err != nil {
 		return nil, err
@@ -115,6 +139,11 @@ func Decode(data []byte, bin *Binary, chains [][]uint64) ([]Sample, error) {
 			s.Callchain = []uint64{s.PC}
 		}
 		s.Frames = make([]Frame, len(s.Callchain))
+		bin := bin0
+		if i < len(tags) && tags[i] >= 0 && tags[i] < len(images) {
+			im := &images[tags[i]]
+			bin, s.Pid, s.Comm = im.Bin, im.Pid, im.Comm
+		}
 		for j, pc := range s.Callchain {
 			s.Frames[j] = bin.Symbolize(pc)
 		}

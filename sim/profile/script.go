@@ -42,7 +42,11 @@ func WriteScript(w io.Writer, r *Recording) error {
 		if s.HasTime {
 			ts = fmt.Sprintf("%d.%09d", s.Time/1e9, s.Time%1e9)
 		}
-		fmt.Fprintf(bw, "%s %5d [%03d] %16s: #%d %s %s\n", comm, r.Summary.PID, s.CPU, ts, s.Index, s.Op.Kind, s.Op.Desc)
+		c, pid := comm, r.Summary.PID
+		if s.Comm != "" {
+			c, pid = s.Comm, s.Pid
+		}
+		fmt.Fprintf(bw, "%s %5d [%03d] %16s: #%d %s %s\n", c, pid, s.CPU, ts, s.Index, s.Op.Kind, s.Op.Desc)
 		field := func(name, format string, args ...any) {
 			fmt.Fprintf(bw, "    %-11s %s\n", name, fmt.Sprintf(format, args...))
 		}

@@ -321,7 +321,12 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 	}
 	p.KindRows, p.DSRows, p.EvRows = counts(kinds), counts(ds), counts(ev)
 	threaded := profile.Threaded(rec.Samples)
-	thread := func(sm *profile.Sample) string { return fmt.Sprintf("%s-%d", s.Comm, sm.Tid()) }
+	thread := func(sm *profile.Sample) string {
+		if sm.Comm != "" { // a run of several processes: the sample's own
+			return fmt.Sprintf("%s-%d", sm.Comm, sm.Tid())
+		}
+		return fmt.Sprintf("%s-%d", s.Comm, sm.Tid())
+	}
 	if threaded {
 		th := map[string]int{}
 		for i := range rec.Samples {

@@ -28,6 +28,11 @@ type Recorder struct {
 	Truncated int
 	pending   []uint64 // the stack of the selected operation about to retire
 	seen      bool     // Before ran for the next selected operation
+	// Tag, if set, names the machine of each record written (a run of
+	// several processes: which program's symbols name it); Tags holds
+	// them, one per record, in order.
+	Tag  func(m *cpu.Machine) int
+	Tags []int
 }
 
 // Ahead counts the operations before the next selected one (see
@@ -130,6 +135,9 @@ func (r *Recorder) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []c
 			s.Op.Flags |= cpu.OpCondPassed
 		}
 		u.Complete(s, d.Complete, r.Timer.Nanos(d.Complete))
+		if r.Tag != nil && u.Written > written {
+			r.Tags = append(r.Tags, r.Tag(m))
+		}
 		if r.Chain != nil && u.Written > written {
 			stack := []uint64{o.PC} // not seen before it retired: the pc alone
 			if chain && len(r.pending) > 0 && r.pending[0] == o.PC {

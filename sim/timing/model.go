@@ -291,7 +291,10 @@ func (t *Model) Cycle() uint64 { return t.cycle }
 // TLB, that holds a wanted operation or that the batch cuts, goes
 // operation by operation. Both give the same cycles.
 func (t *Model) TimeBatch(b *cpu.Batch, next uint64, want []int, out []cpu.OpTiming) {
-	t.want, t.out, t.nextWant, t.codeGen = want, out, b.Len(), b.CodeGen
+	// The batch's machine may not be the last one's (a run's processes
+	// share one model, cpu.Machine.ShareTiming): its code generation and
+	// instruction alignment.
+	t.want, t.out, t.nextWant, t.codeGen, t.PCShift = want, out, b.Len(), b.CodeGen, b.Shift
 	if len(want) > 0 {
 		t.nextWant = want[0]
 	}

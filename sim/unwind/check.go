@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,6 +45,13 @@ type CheckOptions struct {
 	// Expect are known divergences (ParseExpectations): one they
 	// explain counts as Expected, not as a divergence.
 	Expect []*Expectation
+	// Program, when set, describes the program of a machine the checker
+	// meets that is not the first (another process of the run: a forked
+	// one, or a program execve started; see Checker.Attach): its object
+	// and, for a dynamically linked one, the resolver of its objects.
+	// Without it, or when it fails, such a machine is checked as running
+	// the first program.
+	Program func(m *cpu.Machine) (*Object, Resolver, error)
 }
 
 // Outcome is the result of one check.
@@ -63,7 +71,8 @@ type Divergence struct {
 	Frame    int    // the first frame that differs (or is missing or extra)
 	What     string // "wrong frame 2", "claims the outermost frame at frame 3", ...
 	Expected []uint64
-	Walk     Walk // the method's walk, with Frames
+	Walk     Walk    // the method's walk, with Frames
+	names    *Report // names its pcs (another program's; nil: the report's)
 }
 
 // MethodReport is one method's tally.
@@ -118,6 +127,9 @@ func (t *Tally) add(out Outcome, expected bool) {
 // ThreadTally is one thread's checks.
 type ThreadTally struct {
 	Tid uint64
+	// Program is the file name of what the thread ran while these checks
+	// were made, in a run of several programs ("" with one).
+	Program string
 	Tally
 }
 
@@ -196,22 +208,43 @@ func (r *Report) FrameChecks() uint64 {
 
 // Checker drives the comparison.
 type Checker struct {
-	m       *cpu.Machine
+	m       *cpu.Machine // the first machine
 	threads *Threads
-	ra      uint32 // DWARF number of the return-address register
-	tally   []int  // index in each method's ByThread of the running thread
-	tracers []*Tracer
+	tally   []int // index in each method's ByThread of the running thread
 	report  *Report
 	every   uint64
 	keep    int
 	n       uint64
 	truth   []uint64
 	walk    Walk
+	prev    func(*cpu.Machine) error
+	expect  []*Expectation
+	opt     CheckOptions
+	// cur is what the running machine is checked with; ctxs every
+	// machine's, in the order they were first met (the first first).
+	cur  *machineCheck
+	ctxs map[*cpu.Machine]*machineCheck
+	list []*machineCheck
+	// stale: the running thread or machine changed since the tallies
+	// were chosen (retally).
+	stale bool
+	// doneInsns counts the instructions of the machines Detach forgot.
+	doneInsns uint64
+}
+
+// machineCheck is how one machine (one process's program) is checked:
+// its tracers, registers, and the names of its pcs.
+type machineCheck struct {
+	m       *cpu.Machine
+	obj     *Object
+	resolve Resolver
+	tracers []*Tracer
+	ra      uint32 // DWARF number of the return-address register
 	regs    Regs
 	live    bool // regs is the core itself
 	state   cpu.State
-	prev    func(*cpu.Machine) error
-	expect  []*Expectation
+	names   *Report // the program, its symbols and objects (for names only)
+	multi   bool    // a program other than the first's
 }
 
 // NewChecker prepares a check of machine m running the program o and
@@ -236,7 +269,43 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 		return s
 	}
 	first := mk()
-	c := &Checker{m: m, threads: NewThreads(MainTid, first, mk), ra: o.ABI.RA, every: opt.Every, keep: opt.Examples, prev: m.Observer, expect: opt.Expect}
+	c := &Checker{m: m, threads: NewThreads(MainTid, first, mk), every: opt.Every, keep: opt.Examples, prev: m.Observer, expect: opt.Expect,
+		opt: opt, ctxs: map[*cpu.Machine]*machineCheck{}}
+	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: first, abi: o.ABI, Expect: opt.Expect}
+	mc, err := c.newMachineCheck(m, o, opt.Resolve)
+	if err != nil {
+		return nil, err
+	}
+	c.report.Syms, c.report.objects = mc.names.Syms, mc.names.objects
+	mc.names = c.report
+	for _, t := range mc.tracers {
+		c.report.Methods = append(c.report.Methods, &MethodReport{Method: t.Method, Source: t.Source, HasData: t.Method.HasData(),
+			ByThread: []ThreadTally{{Tid: MainTid}}})
+		c.tally = append(c.tally, 0)
+	}
+	c.cur = mc
+	m.Observer = c.observe
+	return c, nil
+}
+
+// newMachineCheck prepares the checks of machine m running program o
+// (with resolve for a dynamically linked one).
+func (c *Checker) newMachineCheck(m *cpu.Machine, o *Object, resolve Resolver) (*machineCheck, error) {
+	if resolve == nil {
+		// A static program's tracers and names serve every machine
+		// that runs it (a forked copy): made once.
+		for _, f := range c.list {
+			if f.obj == o && f.resolve == nil {
+				mc := &machineCheck{m: m, obj: o, tracers: f.tracers, ra: f.ra, names: f.names}
+				mc.setRegs(m, o.ABI)
+				c.ctxs[m] = mc
+				c.list = append(c.list, mc)
+				m.Observer = c.observe
+				return mc, nil
+			}
+		}
+	}
+	opt := c.opt
 	syms, err := ReadSymbols(o)
 	if err != nil {
 		return nil, err
@@ -244,33 +313,92 @@ func NewChecker(m *cpu.Machine, o *Object, opt CheckOptions) (*Checker, error) {
 	if m.Image != nil {
 		syms = syms.Rebased(m.Image.Bias) // the report names run-time pcs
 	}
-	c.report = &Report{Program: o.Path, Arch: o.ABI.Name, Policy: opt.Policy, Every: opt.Every, Truth: first, Syms: syms, abi: o.ABI, Expect: opt.Expect}
-	if opt.Resolve != nil {
-		c.report.objects = newObjectSymbols(opt.Resolve)
+	mc := &machineCheck{m: m, obj: o, resolve: resolve, ra: o.ABI.RA, names: &Report{Program: o.Path, Syms: syms, abi: o.ABI}}
+	if resolve != nil {
+		mc.names.objects = newObjectSymbols(resolve)
 	}
 	for _, meth := range opt.Methods {
 		topt := Options{Method: meth, Policy: opt.Policy, SFrame: opt.SFrame, SFrameVersion: opt.SFrameVersion}
 		var t *Tracer
-		if opt.Resolve != nil && meth.HasData() {
-			t, err = NewObjectsTracer(o.ABI, opt.Resolve, topt)
+		if resolve != nil && meth.HasData() {
+			t, err = NewObjectsTracer(o.ABI, resolve, topt)
 		} else {
 			t, err = NewTracer(o, topt)
 		}
 		if err != nil {
 			return nil, err
 		}
-		c.tracers = append(c.tracers, t)
-		c.report.Methods = append(c.report.Methods, &MethodReport{Method: meth, Source: t.Source, HasData: meth.HasData(),
-			ByThread: []ThreadTally{{Tid: MainTid}}})
-		c.tally = append(c.tally, 0)
+		mc.tracers = append(mc.tracers, t)
 	}
-	if r, ok := m.Core.(Regs); ok {
-		c.regs, c.live = r, true
-	} else {
-		c.regs = StateRegs{Layout: &o.ABI.Regs, State: &c.state}
-	}
+	mc.setRegs(m, o.ABI)
+	c.ctxs[m] = mc
+	c.list = append(c.list, mc)
 	m.Observer = c.observe
-	return c, nil
+	return mc, nil
+}
+
+// setRegs reads the registers from m's core (itself, when it can).
+func (mc *machineCheck) setRegs(m *cpu.Machine, a *abi.ABI) {
+	if r, ok := m.Core.(Regs); ok {
+		mc.regs, mc.live = r, true
+	} else {
+		mc.regs = StateRegs{Layout: &a.Regs, State: &mc.state}
+	}
+}
+
+// Attach makes the checker check machine m too: another process's of the
+// same run (CheckOptions.Program describes its program). The truth
+// follows it through the thread events the kernel gives (SwitchThread,
+// Fork, Exec).
+func (c *Checker) Attach(m *cpu.Machine) { m.Observer = c.observe }
+
+// Detach tells the checker that machine m runs no more (its process
+// ended, or execve replaced it): it keeps only its instruction count, so
+// a run of many short-lived processes holds no machine.
+func (c *Checker) Detach(m *cpu.Machine) {
+	mc, ok := c.ctxs[m]
+	if !ok || mc == c.list[0] {
+		return
+	}
+	c.doneInsns += m.Insns
+	delete(c.ctxs, m)
+	c.list = slices.DeleteFunc(c.list, func(x *machineCheck) bool { return x == mc })
+}
+
+// enter makes m the machine being checked, preparing its checks the
+// first time.
+func (c *Checker) enter(m *cpu.Machine) {
+	if mc, ok := c.ctxs[m]; ok {
+		c.cur = mc
+		c.stale = true
+		return
+	}
+	var mc *machineCheck
+	if c.opt.Program != nil {
+		if o, res, err := c.opt.Program(m); err == nil {
+			mc, _ = c.newMachineCheck(m, o, res)
+		}
+	}
+	if mc == nil { // checked as the first program (its tracers read m's registers)
+		f := c.list[0]
+		mc = &machineCheck{m: m, tracers: f.tracers, ra: f.ra, names: f.names}
+		mc.setRegs(m, c.report.abi)
+		c.ctxs[m] = mc
+		c.list = append(c.list, mc)
+	}
+	mc.multi = true
+	if f := c.list[0]; !f.multi {
+		// From now on each thread's tallies name its program: the
+		// first program's threads so far ran it.
+		f.multi = true
+		for _, r := range c.report.Methods {
+			for k := range r.ByThread {
+				r.ByThread[k].Program = filepath.Base(f.names.Program)
+			}
+		}
+	}
+	c.cur = mc
+	c.stale = true
 }
 
 // MainTid is the id of a program's first thread (simrun's guest pid).
@@ -290,22 +418,49 @@ func (c *Checker) SwitchThread(tid, prevPC uint64) {
 		return
 	}
 	c.threads.Switch(tid, prevPC)
+	c.stale = true // the tallies follow at the next check (the machine may change first)
+}
+
+// retally points the per-thread tallies at the running thread's (and, in
+// a run of several programs, its program's).
+func (c *Checker) retally() {
+	tid, prog := c.threads.Tid, ""
+	if c.cur.multi {
+		prog = filepath.Base(c.cur.names.Program)
+	}
 	for i, r := range c.report.Methods {
 		k := 0
-		for k < len(r.ByThread) && r.ByThread[k].Tid != tid {
+		for k < len(r.ByThread) && (r.ByThread[k].Tid != tid || r.ByThread[k].Program != prog) {
 			k++
 		}
 		if k == len(r.ByThread) {
-			r.ByThread = append(r.ByThread, ThreadTally{Tid: tid})
+			r.ByThread = append(r.ByThread, ThreadTally{Tid: tid, Program: prog})
 		}
 		c.tally[i] = k
 	}
 }
 
+// Fork tells the checker that the running thread forked process tid (its
+// only thread): the child's truth is a copy of the caller's, or empty when
+// the child has a stack of its own (Threads.Fork).
+func (c *Checker) Fork(tid uint64, program string, ownStack bool) {
+	c.threads.Fork(tid, tid, program, ownStack)
+}
+
+// Exec tells the checker that execve started thread tid afresh on a new
+// program (its machine is attached: Attach).
+func (c *Checker) Exec(tid uint64, program string) {
+	c.threads.Exec(tid, program)
+}
+
 // Signal tells the checker that the running thread, interrupted at pc
 // with stack pointer sp, entered a signal handler (the core holds the
 // handler's entry state): the truth gets a signal frame (Shadow.Signal).
-func (c *Checker) Signal(pc, sp uint64) { c.threads.Signal(c.m.Core, pc, sp, c.ra) }
+func (c *Checker) Signal(pc, sp uint64) { c.SignalOn(c.cur.m.Core, pc, sp) }
+
+// SignalOn is Signal on core (the running process's, which the checker
+// may not have seen run yet).
+func (c *Checker) SignalOn(core cpu.Core, pc, sp uint64) { c.threads.Signal(core, pc, sp, c.cur.ra) }
 
 // SigReturn tells the checker that the running thread returned from a
 // signal handler by rt_sigreturn.
@@ -317,6 +472,9 @@ func (c *Checker) observe(m *cpu.Machine) error {
 			return err
 		}
 	}
+	if m != c.cur.m {
+		c.enter(m)
+	}
 	c.threads.Cur.Observe(m.Core)
 	c.n++
 	if (c.n-1)%c.every != 0 {
@@ -327,22 +485,27 @@ func (c *Checker) observe(m *cpu.Machine) error {
 }
 
 func (c *Checker) check(pc uint64) {
-	m := c.m
-	if !c.live {
-		m.Core.State(&c.state)
+	if c.stale {
+		c.stale = false
+		c.retally()
+	}
+	mc := c.cur
+	m := mc.m
+	if !mc.live {
+		m.Core.State(&mc.state)
 	}
 	c.report.Checked++
 	c.truth = c.threads.Cur.Callchain(pc, c.truth[:0])
-	for i, t := range c.tracers {
+	for i, t := range mc.tracers {
 		r := c.report.Methods[i]
-		t.Walk(m.Mem, pc, c.regs, &c.walk)
+		t.Walk(m.Mem, pc, mc.regs, &c.walk)
 		out, k, what, depthCut := compare(c.truth, &c.walk, t.Policy.MaxDepth)
 		r.Checked++
 		r.Frames += uint64(min(len(c.truth), t.Policy.MaxDepth))
 		expected := out == Diverge && c.expected(r.Method, k)
 		r.ByThread[c.tally[i]].add(out, expected)
-		if c.report.objects != nil {
-			obj := c.report.object(pc)
+		if mc.names.objects != nil || mc.multi {
+			obj := mc.names.object(pc)
 			if r.ByObject == nil {
 				r.ByObject = map[string]*Tally{}
 			}
@@ -372,7 +535,10 @@ func (c *Checker) check(pc uint64) {
 			c.place(r, k)
 			if len(r.Examples) < c.keep {
 				d := Divergence{Insn: m.Insns, Tid: c.threads.Tid, PC: pc, Frame: k, What: what, Expected: append([]uint64(nil), c.truth...)}
-				t.WalkDetail(m.Mem, pc, c.regs, &d.Walk)
+				if mc.multi {
+					d.names = mc.names
+				}
+				t.WalkDetail(m.Mem, pc, mc.regs, &d.Walk)
 				r.Examples = append(r.Examples, d)
 			}
 		}
@@ -383,7 +549,7 @@ func (c *Checker) check(pc uint64) {
 // method m at frame k of the current truth, counting it there.
 func (c *Checker) expected(m Method, k int) bool {
 	for _, e := range c.expect {
-		if e.matches(m, c.truth, k, c.report.funcName) {
+		if e.matches(m, c.truth, k, c.cur.names.funcName) {
 			e.Matched++
 			return true
 		}
@@ -435,7 +601,7 @@ func (r *Report) name(pc uint64) string {
 // place counts a divergence at frame k of the current walk by its Place.
 func (c *Checker) place(r *MethodReport, k int) {
 	fn := func(pc uint64) uint64 {
-		if _, start := c.report.fn(pc); start != 0 {
+		if _, start := c.cur.names.fn(pc); start != 0 {
 			return start
 		}
 		return pc
@@ -480,8 +646,18 @@ func (c *Checker) Run() (*Report, error) {
 		return nil, err
 	}
 	c.report.Exit = exit
-	c.report.Insns = c.m.Insns
+	c.report.Insns = c.doneInsns
+	for _, mc := range c.list {
+		c.report.Insns += mc.m.Insns
+	}
 	c.report.Threads = c.threads.All()
+	if f := c.list[0]; f.multi {
+		for i := range c.report.Threads {
+			if c.report.Threads[i].Program == "" {
+				c.report.Threads[i].Program = filepath.Base(f.names.Program)
+			}
+		}
+	}
 	return c.report, nil
 }
 
@@ -523,8 +699,12 @@ func (r *Report) Write(w io.Writer) error {
 	b.WriteString("\n")
 	if len(r.Threads) > 1 {
 		for _, th := range r.Threads {
-			fmt.Fprintf(&b, "  thread %d: %d calls, %d returns, max depth %d, %d mismatched returns\n",
-				th.Tid, th.Calls, th.Returns, th.MaxDepth+1, th.Mismatched)
+			prog := ""
+			if th.Program != "" {
+				prog = " (" + th.Program + ")"
+			}
+			fmt.Fprintf(&b, "  thread %d%s: %d calls, %d returns, max depth %d, %d mismatched returns\n",
+				th.Tid, prog, th.Calls, th.Returns, th.MaxDepth+1, th.Mismatched)
 		}
 	}
 	for _, m := range t.Mismatches {
@@ -562,7 +742,11 @@ func (r *Report) Write(w io.Writer) error {
 		if len(m.ByThread) > 1 {
 			b.WriteString("  by thread:\n")
 			for _, th := range m.ByThread {
-				writeTally(&b, fmt.Sprintf("tid %d", th.Tid), &th.Tally)
+				what := fmt.Sprintf("tid %d", th.Tid)
+				if th.Program != "" {
+					what += " " + th.Program
+				}
+				writeTally(&b, what, &th.Tally)
 			}
 		}
 		if len(m.ByObject) > 1 {
@@ -612,11 +796,15 @@ func writeTally(b *strings.Builder, what string, t *Tally) {
 }
 
 func (r *Report) writeDivergence(b *strings.Builder, n int, m *MethodReport, d *Divergence) {
+	names := r
+	if d.names != nil {
+		names = d.names
+	}
 	where := fmt.Sprintf("instruction %d", d.Insn)
 	if len(r.Threads) > 1 {
 		where += fmt.Sprintf(", thread %d", d.Tid)
 	}
-	fmt.Fprintf(b, "  divergence %d: pc %#x %s (%s): %s\n", n, d.PC, r.name(d.PC), where, d.What)
+	fmt.Fprintf(b, "  divergence %d: pc %#x %s (%s): %s\n", n, d.PC, names.name(d.PC), where, d.What)
 	fmt.Fprintf(b, "    %-5s %-36s %-36s %s\n", "frame", "expected (truth)", "found ("+m.Method.String()+")", "row used to step to the next frame")
 	rows := max(len(d.Expected), len(d.Walk.PCs))
 	if limit := max(len(d.Expected), d.Frame+1) + 2; rows > limit {
@@ -625,10 +813,10 @@ func (r *Report) writeDivergence(b *strings.Builder, n int, m *MethodReport, d *
 	for i := 0; i < rows; i++ {
 		exp, got := "-", "-"
 		if i < len(d.Expected) {
-			exp = fmt.Sprintf("%#x %s", d.Expected[i], r.name(d.Expected[i]))
+			exp = fmt.Sprintf("%#x %s", d.Expected[i], names.name(d.Expected[i]))
 		}
 		if i < len(d.Walk.PCs) {
-			got = fmt.Sprintf("%#x %s", d.Walk.PCs[i], r.name(d.Walk.PCs[i]))
+			got = fmt.Sprintf("%#x %s", d.Walk.PCs[i], names.name(d.Walk.PCs[i]))
 		}
 		mark := " "
 		if i == d.Frame {

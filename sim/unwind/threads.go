@@ -23,6 +23,10 @@ type Threads struct {
 type ThreadShadow struct {
 	Tid uint64
 	*Shadow
+	// Pid is the thread's process when several ran (0: the first),
+	// Program what that process ran (set by Exec and Fork's caller).
+	Pid     uint64
+	Program string
 }
 
 // NewThreads follows thread tid (the one running first) with first; each
@@ -30,7 +34,7 @@ type ThreadShadow struct {
 // as first is: a new thread starts at its start routine, with no frame of
 // its creator's on its own stack).
 func NewThreads(tid uint64, first *Shadow, mk func() *Shadow) *Threads {
-	return &Threads{Cur: first, Tid: tid, all: []ThreadShadow{{tid, first}}, by: map[uint64]int{tid: 0}, mk: mk}
+	return &Threads{Cur: first, Tid: tid, all: []ThreadShadow{{Tid: tid, Shadow: first}}, by: map[uint64]int{tid: 0}, mk: mk}
 }
 
 // Get returns thread tid's shadow stack, making it if it is new.
@@ -40,8 +44,33 @@ func (t *Threads) Get(tid uint64) *Shadow {
 	}
 	s := t.mk()
 	t.by[tid] = len(t.all)
-	t.all = append(t.all, ThreadShadow{tid, s})
+	t.all = append(t.all, ThreadShadow{Tid: tid, Shadow: s})
 	return s
+}
+
+// Fork gives thread tid, the only thread of a new process (fork), a copy
+// of the running thread's stack, as fork copies the caller's: the child
+// returns through the same frames. Its counts start at zero. A child
+// given a stack of its own (clone with a stack: posix_spawn's) starts
+// with an empty one, as a new thread does.
+func (t *Threads) Fork(tid, pid uint64, program string, ownStack bool) {
+	c := t.mk()
+	if !ownStack {
+		c.stack = append([]shadowFrame(nil), t.Cur.stack...)
+		c.sigs = append([]sigMark(nil), t.Cur.sigs...)
+	}
+	t.by[tid] = len(t.all)
+	t.all = append(t.all, ThreadShadow{Tid: tid, Shadow: c, Pid: pid, Program: program})
+}
+
+// Exec starts thread tid (the process's pid, which execve leaves as its
+// only thread) afresh on a new program: an empty stack, listed after the
+// thread's truth before execve, and running now.
+func (t *Threads) Exec(tid uint64, program string) {
+	s := t.mk()
+	t.by[tid] = len(t.all)
+	t.all = append(t.all, ThreadShadow{Tid: tid, Shadow: s, Pid: tid, Program: program})
+	t.Cur, t.Tid = s, tid
 }
 
 // Switch makes tid the running thread.  The thread that ran before

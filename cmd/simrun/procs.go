@@ -1,0 +1,326 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"simrun/sim/cpu"
+	"simrun/sim/linux"
+	"simrun/sim/profile"
+	"simrun/sim/spe"
+	"simrun/sim/unwind"
+	"simrun/sim/unwind/abi"
+)
+
+// Recording a run of several processes: one simulated CPU runs them all
+// (their machines share its timing model and the SPE recorder, see
+// cpu.Machine.ShareTiming), so what follows the running task is the
+// CONTEXT packet's id and, in perf.data, every task's side-band records.
+
+// followContext keeps the SPE unit's CONTEXTIDR_EL1 at the running
+// thread's id, as Linux with CONFIG_PID_IN_CONTEXTIDR writes it at each
+// context switch, whichever process the thread is in: each record's
+// CONTEXT packet names its thread, and perf's SPE decoder attributes the
+// sample to it. At the switch, records already written keep the tid they
+// were sampled in; a sample in flight belongs to the operation that
+// retired before the switch (the sampler is one CPU's: it is neither
+// reset nor drained at a switch, as the Linux driver leaves it between
+// tasks of the same perf event).
+func followContext(s *linux.System, u *spe.Unit) {
+	s.AddHook(func(_ *linux.Process, e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ThreadSwitched, linux.ProcessSwitched, linux.ProcessExeced:
+			u.ContextID = uint32(e.Tid)
+		}
+	})
+}
+
+// multiProcess reports whether the recorded run had more than one
+// process: perf.data then describes every task from the task log.
+func (r *recording) multiProcess() bool {
+	if r.tasks == nil {
+		return false
+	}
+	for _, e := range r.tasks.Events {
+		if e.Pid != uint64(profile.MainTid) {
+			return true
+		}
+	}
+	return false
+}
+
+// pids maps each thread id of the run to its process id (nil for one
+// process: every sample is the first process's).
+func (r *recording) pids() map[uint32]uint32 {
+	if !r.multiProcess() {
+		return nil
+	}
+	out := map[uint32]uint32{}
+	for _, e := range r.tasks.Events {
+		if e.Kind == linux.TaskFork || e.Kind == linux.TaskComm {
+			out[uint32(e.Tid)] = uint32(e.Pid)
+		}
+	}
+	return out
+}
+
+// sideRecords turns the task log into perf.data's side-band records, each
+// mapping with the build-id of its file (read once per file). Without
+// SPE timestamps every record decodes at time 0, so the side band is
+// given at 0 too (in the order it happened), as perf must know each
+// task before its first record.
+func sideRecords(l *linux.TaskLog, timed bool) []profile.Side {
+	ids := map[string][]byte{}
+	buildID := func(path string) []byte {
+		if id, ok := ids[path]; ok {
+			return id
+		}
+		var id []byte
+		if f, err := os.Open(path); err == nil {
+			id = profile.ReadBuildID(f)
+			f.Close()
+		}
+		ids[path] = id
+		return id
+	}
+	var out []profile.Side
+	for _, e := range l.Events {
+		s := profile.Side{Time: e.Time, Pid: uint32(e.Pid), Tid: uint32(e.Tid), PPid: uint32(e.PPid), PTid: uint32(e.PTid)}
+		if !timed {
+			s.Time = 0
+		}
+		switch e.Kind {
+		case linux.TaskFork:
+			s.Kind = profile.SideFork
+		case linux.TaskExit:
+			s.Kind = profile.SideExit
+		case linux.TaskComm:
+			s.Kind, s.Comm, s.Exec = profile.SideComm, e.Comm, e.Exec
+		case linux.TaskMmap:
+			host := e.Map.Path
+			if abs, err := filepath.Abs(host); err == nil {
+				host = abs
+			}
+			// The guest's name of the file, as a recording made on an
+			// Arm machine has it: perf report --symfs SYSROOT finds it.
+			s.Kind = profile.SideMmap
+			s.Map = profile.Map{Start: e.Map.Start, Len: e.Map.Len, Pgoff: e.Map.Pgoff, Prot: e.Map.Prot, Filename: e.Guest, BuildID: buildID(host)}
+		default:
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// followTruth makes th, the truth of a run, follow every thread of every
+// process: a context switch within or across processes, a signal frame
+// per handler, fork's copy of the caller's stack, execve's fresh one.
+func followTruth(s *linux.System, th *unwind.Threads, ra uint32) {
+	s.AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ThreadSwitched, linux.ProcessSwitched:
+			th.Switch(e.Tid, e.PC)
+		case linux.SignalEntered:
+			th.Signal(q.Core, e.PC, e.SP, ra)
+		case linux.SignalReturned:
+			th.SigReturn()
+		case linux.ProcessForked:
+			th.Fork(e.Tid, q.Pid(), q.Comm(), e.SP != 0)
+		case linux.ProcessExeced:
+			th.Exec(e.Tid, q.Comm())
+		}
+	})
+}
+
+// chainFunc is a stack tracer's callchain of the machine's next operation.
+type chainFunc = func(m *cpu.Machine, buf []uint64) []uint64
+
+// perMachine is the callchain of whichever machine runs: first's with
+// chain, another process's (a forked one, or a program execve started)
+// with a tracer of its own objects, made when it is first sampled. A
+// program without usable unwind tables gets the pc alone.
+func perMachine(first *cpu.Machine, chain chainFunc, method unwind.Method, policy unwind.Policy) chainFunc {
+	if linux.Of(first) == nil {
+		return chain
+	}
+	by := map[*cpu.Machine]chainFunc{first: chain}
+	static := map[string]chainFunc{} // by program path: forked copies share one
+	pcOnly := func(m *cpu.Machine, buf []uint64) []uint64 { return append(buf, m.Core.PC()) }
+	mk := func(m *cpu.Machine) chainFunc {
+		q := linux.Of(m)
+		if q == nil {
+			return pcOnly
+		}
+		opt := unwind.Options{Method: method, Policy: policy}
+		if q.Interp != nil && method.HasData() {
+			a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
+			if err != nil {
+				return pcOnly
+			}
+			tr, err := unwind.NewObjectsTracer(a, codeResolver(q), opt)
+			if err != nil {
+				return pcOnly
+			}
+			return tr.Callchain
+		}
+		path := q.Image.Path
+		if c, ok := static[path]; ok {
+			return c
+		}
+		c := pcOnly
+		if data, err := os.ReadFile(path); err == nil {
+			if obj, err := unwind.NewObject(path, data); err == nil {
+				if tr, err := unwind.NewTracer(obj, opt); err == nil {
+					c = tr.Callchain
+				}
+			}
+		}
+		static[path] = c
+		return c
+	}
+	linux.Of(first).System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		if e.Kind == linux.ProcessExited {
+			delete(by, q.Machine) // it samples no more: keep no machine alive
+		}
+	})
+	return func(m *cpu.Machine, buf []uint64) []uint64 {
+		c, ok := by[m]
+		if !ok {
+			c = mk(m)
+			by[m] = c
+		}
+		return c(m, buf)
+	}
+}
+
+// insns is the instructions the run retired, every process's.
+func (r *recording) insns() uint64 {
+	if r.images == nil {
+		return r.m.Insns
+	}
+	return r.images.total()
+}
+
+// images names the program each SPE record was sampled in, in a run of
+// several processes: one entry per machine (the first process's, each
+// forked process's, each program execve started), with the code it had
+// mapped when it last mapped some.
+type images struct {
+	by   map[*cpu.Machine]int // the live machines'
+	list []imageInfo
+	// ms are the machines of the run still running; insns counts the
+	// instructions of those that stopped (execve replaced them, their
+	// process ended) — see total.
+	ms    []*cpu.Machine
+	insns uint64
+}
+
+type imageInfo struct {
+	pid        uint64
+	comm, path string
+	bias       uint64
+	maps       []linux.CodeMap
+}
+
+func trackImages(p *linux.Process) *images {
+	im := &images{by: map[*cpu.Machine]int{}}
+	im.add(p)
+	p.System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ProcessForked, linux.ProcessExeced:
+			im.add(q)
+		case linux.ProcessExited:
+			// Its machine retires nothing more: forget it (a run of
+			// many short-lived processes keeps no machine alive).
+			im.drop(q.Machine)
+		case linux.CodeMapped:
+			if i, ok := im.by[q.Machine]; ok {
+				im.list[i].maps = slices.Clone(q.CodeMaps())
+			}
+		}
+	})
+	return im
+}
+
+func (im *images) add(q *linux.Process) {
+	for _, m := range im.ms {
+		if linux.Of(m) == q && m != q.Machine {
+			im.drop(m) // execve replaced it
+			break
+		}
+	}
+	im.ms = append(im.ms, q.Machine)
+	im.by[q.Machine] = len(im.list)
+	im.list = append(im.list, imageInfo{pid: q.Pid(), comm: q.Comm(), path: q.Image.Path, bias: q.Image.Bias, maps: slices.Clone(q.CodeMaps())})
+}
+
+// drop forgets machine m, counting its instructions.
+func (im *images) drop(m *cpu.Machine) {
+	if _, ok := im.by[m]; !ok {
+		return
+	}
+	delete(im.by, m)
+	im.insns += m.Insns
+	im.ms = slices.DeleteFunc(im.ms, func(x *cpu.Machine) bool { return x == m })
+}
+
+// total is the instructions of every machine of the run.
+func (im *images) total() uint64 {
+	n := im.insns
+	for _, m := range im.ms {
+		n += m.Insns
+	}
+	return n
+}
+
+// tag is the index of machine m's image (spe.Recorder.Tag).
+func (im *images) tag(m *cpu.Machine) int {
+	if i, ok := im.by[m]; ok {
+		return i
+	}
+	return -1
+}
+
+// profileImages opens each image's program and objects once per file and
+// load address.
+func (im *images) profileImages() []profile.Image {
+	type key struct {
+		path string
+		bias uint64
+	}
+	bins := map[key]*profile.Binary{}
+	shared := map[string][]*profile.Binary{} // by the objects and where they are
+	var out []profile.Image
+	for _, in := range im.list {
+		var objs []profile.ObjectMap
+		for _, c := range in.maps {
+			objs = append(objs, profile.ObjectMap{Path: c.Path, Start: profile.Hex(c.Start), Len: profile.Hex(c.Len), Pgoff: profile.Hex(c.Pgoff)})
+		}
+		k := key{in.path, in.bias}
+		b, ok := bins[k]
+		if !ok {
+			b, _ = profile.OpenBinary(in.path, in.bias) // unreadable: its pcs stay unnamed
+			bins[k] = b
+		}
+		if b != nil && len(objs) > 0 {
+			var sk strings.Builder
+			for _, o := range objs {
+				fmt.Fprintf(&sk, "%s@%x;", o.Path, o.Start)
+			}
+			sh, ok := shared[sk.String()]
+			if !ok {
+				sh = openObjects(objs)
+				shared[sk.String()] = sh
+			}
+			c := *b
+			c.Shared = sh
+			b = &c
+		}
+		out = append(out, profile.Image{Bin: b, Pid: uint32(in.pid), Comm: in.comm})
+	}
+	return out
+}
