@@ -177,28 +177,13 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	obj, err := unwind.NewObject(prog, data)
-	if err != nil {
-		return err
-	}
 	copt := unwind.CheckOptions{
 		Expect:  expectations,
 		Methods: ms, Policy: policy, Every: *every, SFrame: from,
 		SFrameVersion: uint8(*sframeVersion), Examples: *examples,
 	}
-	if p := linux.Of(m); p != nil && p.Interp != nil {
-		copt.Resolve = codeResolver(p) // each frame in the object that maps it
-	}
-	copt.Program = programOf()
-	c, err := unwind.NewChecker(m, obj, copt)
-	if err != nil {
-		return err
-	}
-	if p := linux.Of(m); p != nil {
-		followThreads(p, c)
-	}
 	start := time.Now()
-	r, err := c.Run()
+	r, err := checkMachine(m, prog, data, copt)
 	wall := time.Since(start)
 	if err != nil {
 		return err
@@ -215,6 +200,28 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return exitError{1}
 	}
 	return nil
+}
+
+// checkMachine runs m, loaded from prog (data), under an unwind.Checker:
+// each frame is looked up in the object that maps it, every process and
+// thread has its own truth.
+func checkMachine(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOptions) (*unwind.Report, error) {
+	obj, err := unwind.NewObject(prog, data)
+	if err != nil {
+		return nil, err
+	}
+	if p := linux.Of(m); p != nil && p.Interp != nil {
+		copt.Resolve = codeResolver(p) // each frame in the object that maps it
+	}
+	copt.Program = programOf()
+	c, err := unwind.NewChecker(m, obj, copt)
+	if err != nil {
+		return nil, err
+	}
+	if p := linux.Of(m); p != nil {
+		followThreads(p, c)
+	}
+	return c.Run()
 }
 
 // pauthCore is implemented by cores with pointer authentication (arm64).
