@@ -3,28 +3,21 @@ package main
 import (
 	"bytes"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"simrun/internal/ptytest"
 )
 
 // TestRunTTY: with --tty a standard input on a terminal is the guest's
 // controlling terminal, its group in the foreground; without, it is no
 // terminal to the guest.
 func TestRunTTY(t *testing.T) {
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	master := os.NewFile(uintptr(fd), "/dev/ptmx")
-	defer master.Close()
-	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	require.NoError(t, err)
-	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	_, pts := ptytest.Open(t)
+	slave, err := os.OpenFile(pts, os.O_RDWR|unix.O_NOCTTY, 0)
 	require.NoError(t, err)
 	defer slave.Close()
 	prog := "../../programs/procs/bin/aarch64-proc-O2/ttyjob"

@@ -3,15 +3,13 @@ package debian_test
 import (
 	"bytes"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
+	"simrun/internal/ptytest"
 	"simrun/programs/debian"
 	"simrun/sim/linux"
 )
@@ -40,16 +38,7 @@ func TestDebianTerminal(t *testing.T) {
 				if err != nil {
 					t.Skipf("%v", err)
 				}
-				fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-				if err != nil {
-					t.Skipf("no pseudo-terminals here: %v", err)
-				}
-				master := os.NewFile(uintptr(fd), "/dev/ptmx")
-				defer master.Close()
-				require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0))
-				n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-				require.NoError(t, err)
-				pts := "/dev/pts/" + strconv.Itoa(n)
+				master, pts := ptytest.Open(t)
 
 				// What is typed, before the shell starts (the terminal keeps it).
 				_, err = master.WriteString("echo job-$((6 * 7)) | cat; jobs; exit 3\n")

@@ -4,27 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
-)
 
-// openPty opens a pseudo-terminal pair: the master and the slave's path.
-func openPty(t *testing.T) (*os.File, string) {
-	t.Helper()
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	master := os.NewFile(uintptr(fd), "/dev/ptmx")
-	t.Cleanup(func() { master.Close() })
-	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0)) // unlockpt
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)                       // ptsname
-	require.NoError(t, err)
-	return master, "/dev/pts/" + strconv.Itoa(n)
-}
+	"simrun/internal/ptytest"
+)
 
 // TestTerminal runs programs/procs/ttyjob on a pty on both
 // architectures: the controlling terminal's job control as Linux does
@@ -34,7 +20,7 @@ func TestTerminal(t *testing.T) {
 	golden := filepath.Join("testdata", "procs", "ttyjob.out")
 	for _, arch := range []string{"arm64", "s390x"} {
 		t.Run(arch, func(t *testing.T) {
-			master, pts := openPty(t)
+			master, pts := ptytest.Open(t)
 			path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], "ttyjob")
 			var out bytes.Buffer
 			m, err := Load(path, Config{Args: []string{path, pts}, Stdout: &out, MaxInsns: 2e9})
