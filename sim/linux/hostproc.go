@@ -375,7 +375,7 @@ func (s *System) pumpHost(wait bool) bool {
 			if ws.Signaled() {
 				sig := int(ws.Signal())
 				h.exit = &cpu.Exit{Status: 128 + sig, Fault: &cpu.Fault{Arch: "host", Kind: cpu.FaultSignal, Sig: sig, Retired: true,
-					Err: fmt.Errorf("the host program %s died of signal %d (%s)", h.path, sig, signalName(sig))}}
+					Err: fmt.Errorf("the host program %s died of signal %d (%s)", h.path, sig, SignalName(sig))}}
 			}
 			for _, b := range h.bridges {
 				if b.in {

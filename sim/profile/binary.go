@@ -27,6 +27,8 @@ type Binary struct {
 	lines []lineRow
 	// HasLines is true when the file has DWARF line information.
 	HasLines bool
+	// BuildID is the file's GNU build-id (nil: none).
+	BuildID []byte
 	// Warnings are one line each about a corrupt section whose feature
 	// was left out (symbols, source lines): the rest of the file serves.
 	Warnings []string
@@ -80,7 +82,7 @@ func NewBinary(path string, data []byte, bias uint64) (b *Binary, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed ELF file: %v", path, err)
 	}
-	b = &Binary{Path: path, ELF: f, Bias: bias, Arch: cpu.ArchForMachine(f.Machine)}
+	b = &Binary{Path: path, ELF: f, Bias: bias, Arch: cpu.ArchForMachine(f.Machine), BuildID: ReadBuildID(bytes.NewReader(data))}
 	// A corrupt symbol table or DWARF costs its feature, not the file.
 	if err := guard(b.readFuncs); err != nil {
 		b.Funcs = nil
@@ -230,6 +232,34 @@ type Frame struct {
 	Offset uint64 `json:"offset,omitempty"` // pc - function start
 	File   string `json:"file,omitempty"`
 	Line   int    `json:"line,omitempty"`
+}
+
+// maps reports whether one of the file's executable segments, where it is
+// loaded, holds pc.
+func (b *Binary) maps(pc uint64) bool {
+	for _, p := range b.ELF.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && pc >= p.Vaddr+b.Bias && pc < p.Vaddr+p.Memsz+b.Bias {
+			return true
+		}
+	}
+	return false
+}
+
+// ObjectAt is the file whose code holds pc: the program itself or one of
+// its shared objects (nil: none, e.g. the signal trampoline's page).
+func (b *Binary) ObjectAt(pc uint64) *Binary {
+	if b == nil {
+		return nil
+	}
+	if b.maps(pc) {
+		return b
+	}
+	for _, o := range b.Shared {
+		if o.maps(pc) {
+			return o
+		}
+	}
+	return nil
 }
 
 // Symbolize names pc.

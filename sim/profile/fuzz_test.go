@@ -9,7 +9,7 @@ import (
 // FuzzReadRecording: simrun report's reader never panics on a file, and
 // what it accepts decodes to samples.
 func FuzzReadRecording(f *testing.F) {
-	sec, err := EncodeSection(&Summary{Program: "p", Arch: "arm64"}, nil)
+	sec, err := EncodeSection(&Summary{Program: "p", Arch: "arm64"}, nil, nil, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
