@@ -235,7 +235,7 @@ func followThreads(p *linux.Process, c *unwind.Checker) {
 		case linux.ThreadSwitched, linux.ProcessSwitched:
 			c.SwitchThread(e.Tid, e.PC)
 		case linux.SignalEntered:
-			c.SignalOn(q.Core, e.PC, e.SP)
+			c.SignalOn(q.Machine, e.PC, e.SP)
 		case linux.SignalReturned:
 			c.SigReturn()
 		case linux.ProcessForked:
@@ -243,7 +243,7 @@ func followThreads(p *linux.Process, c *unwind.Checker) {
 			c.Fork(e.Tid, q.Comm(), e.SP != 0)
 		case linux.ProcessExeced:
 			c.Attach(q.Machine)
-			c.Exec(e.Tid, q.Comm())
+			c.Exec(e.Tid, q.Comm(), q.Machine)
 		case linux.ProcessExited:
 			c.Detach(q.Machine)
 		}

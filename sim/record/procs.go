@@ -118,20 +118,28 @@ func sideRecords(l *linux.TaskLog, timed bool) []profile.Side {
 
 // followTruth makes th, the truth of a run, follow every thread of every
 // process: a context switch within or across processes, a signal frame
-// per handler, fork's copy of the caller's stack, execve's fresh one.
-func followTruth(s *linux.System, th *unwind.Threads, ra uint32) {
+// per handler, fork's copy of the caller's stack, execve's fresh one
+// (each with the registers of its program's architecture: first is the
+// first program's ABI).
+func followTruth(s *linux.System, th *unwind.Threads, first *abi.ABI) {
+	abiOf := func(m *cpu.Machine) *abi.ABI {
+		if a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder); err == nil {
+			return a
+		}
+		return first
+	}
 	s.AddHook(func(q *linux.Process, e linux.ThreadEvent) {
 		switch e.Kind {
 		case linux.ThreadSwitched, linux.ProcessSwitched:
 			th.Switch(e.Tid, e.PC)
 		case linux.SignalEntered:
-			th.Signal(q.Core, e.PC, e.SP, ra)
+			th.Signal(q.Core, e.PC, e.SP, abiOf(q.Machine).RA)
 		case linux.SignalReturned:
 			th.SigReturn()
 		case linux.ProcessForked:
 			th.Fork(e.Tid, q.Pid(), q.Comm(), e.SP != 0)
 		case linux.ProcessExeced:
-			th.Exec(e.Tid, q.Comm())
+			th.Exec(e.Tid, q.Comm(), abiOf(q.Machine).SP)
 		}
 	})
 }

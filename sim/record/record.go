@@ -296,7 +296,7 @@ func attachCallchains(m *cpu.Machine, rec *spe.Recorder, prog string, opt *Optio
 		// One shadow stack per thread, a signal frame per handler.
 		th := unwind.NewThreads(unwind.MainTid, mk(), mk)
 		if p := linux.Of(m); p != nil {
-			followTruth(p.System(), th, a.RA)
+			followTruth(p.System(), th, a)
 		}
 		m.Consumers = append(m.Consumers, &shadowConsumer{th})
 		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return th.Cur.Callchain(m.Core.PC(), buf) }
