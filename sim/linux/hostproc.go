@@ -85,6 +85,7 @@ func (p *Process) hostExecAllowed() bool {
 // checks passed): p's threads end, the host child starts with p's
 // descriptors, and the scheduler goes on with the other processes.
 func (p *Process) execHost(path string, argv, env []string) uint64 {
+	caller := p.cur.tid
 	for fd, fe := range p.fds {
 		if fe != nil && fe.cloexec {
 			p.closeFD(uint64(fd))
@@ -122,6 +123,7 @@ func (p *Process) execHost(path string, argv, env []string) uint64 {
 	p.wakeVforkParent()
 	p.noResult = true
 	p.sys.hosts++
+	p.sys.processEvent(p, ThreadEvent{Kind: HostExeced, Tid: p.pid, Prev: caller})
 	p.sys.reschedule(p)
 	return 0
 }
