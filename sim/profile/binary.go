@@ -125,11 +125,12 @@ func dwarfSection(err error) string {
 	return ".debug_line"
 }
 
-// readFuncs collects the function symbols by sim/elfsym's rule (from
-// .dynsym when the file has no .symtab, as perf names a stripped shared
+// readFuncs collects the function symbols by sim/elfsym's rule (a
+// stripped file's from its separate debug file when there is one, as perf
+// and gdb find it, else from .dynsym, as perf names a stripped shared
 // object's samples).
 func (b *Binary) readFuncs() error {
-	t, err := elfsym.Read(b.ELF)
+	t, err := elfsym.ReadFile(b.ELF, b.Path)
 	if err != nil {
 		return err // names the section
 	}
