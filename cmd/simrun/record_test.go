@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -1136,6 +1137,58 @@ func TestRecordThreads(t *testing.T) {
 				}
 			}
 			golden(t, "record-threads-"+config+".txt", strings.Join(side, "\n")+"\n")
+		})
+	}
+}
+
+// TestPerfHeaders: the headers perf record writes beside the data are
+// there for the tools that need them: HEADER_BUILD_ID for every mapped
+// file (perf buildid-list, the oracle, lists each with its own build-id)
+// and the CPU, NUMA and memory topology without which perf c2c report
+// refuses the file ("Failed setup nodes") or cannot place physical
+// addresses.
+func TestPerfHeaders(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	for _, b := range programs.DynamicBinaries("") {
+		if b.Name != "wc" {
+			continue
+		}
+		t.Run(b.Config.Arch, func(t *testing.T) {
+			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
+			}
+			data := filepath.Join(t.TempDir(), "perf.data")
+			st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,pa_enable=1,load_filter=1,store_filter=1/", "-c", "512",
+				"-o", data, b.Path, programs.DynamicSource("wc"))
+			require.Equal(t, 0, st, stderr)
+			out, err := exec.Command(perf, "buildid-list", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			ids := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				id, file, ok := strings.Cut(l, " ")
+				require.True(t, ok, l)
+				ids[filepath.Base(file)] = id
+				f, err := os.Open(file)
+				require.NoError(t, err)
+				assert.Equal(t, hex.EncodeToString(profile.ReadBuildID(f)), id, "%s", file)
+				f.Close()
+			}
+			assert.Contains(t, ids, "wc")
+			assert.Contains(t, ids, "libc.so.6")
+			assert.Len(t, ids, 3, "the program, ld.so and libc: %v", ids)
+
+			hdr, err := exec.Command(perf, "report", "--header-only", "-I", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", hdr)
+			assert.Contains(t, string(hdr), "# node0 cpu list : 0")
+			assert.Contains(t, string(hdr), "# CPU 0: Core ID 0, Die ID 0, Socket ID 0")
+			assert.Regexp(t, `# memory nodes \(nr 1, block size 0x8000000\):\n#\s+0 \[4G\]: 16-47`, string(hdr))
+
+			c2c, err := exec.Command(perf, "c2c", "report", "--stdio", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", c2c)
+			assert.NotContains(t, string(c2c), "failed to find node")
+			m := regexp.MustCompile(`Load Operations\s+:\s+(\d+)`).FindStringSubmatch(string(c2c))
+			require.NotNil(t, m, "%s", c2c)
+			assert.NotEqual(t, "0", m[1], "c2c reads the sampled loads")
 		})
 	}
 }
