@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"simrun/sim/cpu"
 	"simrun/sim/elfsym"
+	"simrun/sim/infile"
 )
 
 // Binary is a program file read for symbolization: its functions from the
@@ -57,10 +57,14 @@ type codeRange struct {
 	data  []byte
 }
 
+// elfFile is what OpenBinary reads: a regular ELF file of a size read
+// whole (not a FIFO or a device a recording's paths might name).
+var elfFile = infile.Format{Name: "an ELF file", Magic: "\x7fELF", Max: 512 << 20}
+
 // OpenBinary reads the ELF file at path; bias is where it was loaded
 // relative to its link addresses.
 func OpenBinary(path string, bias uint64) (*Binary, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.Read(path, elfFile)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,20 @@ func FuzzReadRecording(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b.Bytes())
+	// A run of several processes names their programs (here a device and
+	// a missing file: neither is read whole).
+	sec, err = EncodeSection(&Summary{Program: "p", Arch: "arm64"}, nil,
+		[]ProcessImage{{Pid: 1000, Comm: "a", Program: "/dev/zero"}, {Pid: 1001, Comm: "b", Program: "/nonexistent", Objects: []LoadedObject{{Path: "/dev/zero", Bias: 0x1000}}}},
+		[]int{1, 0})
+	if err != nil {
+		f.Fatal(err)
+	}
+	pd.Simrun = sec
+	b.Reset()
+	if _, err := pd.WriteTo(&b); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes())
 	f.Add([]byte("PERFILE2"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := ReadRecording(data, nil)

@@ -559,8 +559,12 @@ func (c *Checker) check(pc uint64) {
 // expected reports whether an expectation explains a divergence of
 // method m at frame k of the current truth, counting it there.
 func (c *Checker) expected(m Method, k int) bool {
+	var entry uint64
+	if img := c.cur.m.Image; img != nil {
+		entry = img.Entry
+	}
 	for _, e := range c.expect {
-		if e.matches(m, c.truth, k, c.cur.names.funcName) {
+		if e.matches(m, c.truth, k, c.cur.names.funcName, entry) {
 			e.Matched++
 			return true
 		}
