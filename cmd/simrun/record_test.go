@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -1191,4 +1192,66 @@ func TestPerfHeaders(t *testing.T) {
 			assert.NotEqual(t, "0", m[1], "c2c reads the sampled loads")
 		})
 	}
+}
+
+// TestRecordBadObjects: a recording of a dynamically linked program
+// whose libc has a corrupt .eh_frame (its bytes overwritten, the file
+// still loads) and whose own file has no build-id: nothing panics, the
+// walks that reach libc stop there with a reason while the program's own
+// frames still unwind, and the outputs leave the build-id out for the
+// file without one.
+func TestRecordBadObjects(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	objcopy := oracle.RequireTool(t, "aarch64-linux-gnu-objcopy", "binutils-aarch64-linux-gnu")
+	cross := linux.DefaultSysroot(cpu.ArchByName("arm64"))
+	if _, err := os.Stat(cross); err != nil {
+		t.Skipf("no arm64 cross libc: %v", err)
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "lib"), 0o755))
+	for _, f := range []string{"ld-linux-aarch64.so.1", "libc.so.6"} {
+		data, err := os.ReadFile(filepath.Join(cross, "lib", f))
+		require.NoError(t, err)
+		if f == "libc.so.6" {
+			ef, err := elf.NewFile(bytes.NewReader(data))
+			require.NoError(t, err)
+			s := ef.Section(".eh_frame")
+			require.NotNil(t, s)
+			for i := s.Offset + 64; i < s.Offset+s.Size; i++ {
+				data[i] = 0xff // every CIE and FDE after the first bytes: lengths of 4 GiB
+			}
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(root, "lib", f), data, 0o755))
+	}
+	prog := filepath.Join(dir, "sortsearch")
+	out, err := exec.Command(objcopy, "--remove-section", ".note.gnu.build-id",
+		filepath.Join("..", "..", "programs", "dynamic", "bin", "aarch64-dyn-O2", "sortsearch"), prog).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	for _, method := range []string{"sframe", "eh_frame"} {
+		t.Run(method, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "perf.data")
+			st, _, stderr := run(t, "record", "-c", "256", "--callchain", method, "-L", root, "--format", "perf,folded,pprof", "-o", data, prog)
+			require.Contains(t, []int{0, 2}, st, stderr) // sortsearch's own status
+			assert.NotContains(t, stderr, "panic")
+			folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
+			require.NoError(t, err)
+			// The program's frames unwind up to the first libc frame, a
+			// return address into libc (__libc_start_call_main, msort:
+			// internal, unnamed); the walk stops there. A sample in libc
+			// is its pc alone.
+			assert.Regexp(t, `(?m)^\[unknown\];main \d+$`, string(folded))
+			assert.Regexp(t, `(?m)^\[unknown\];cmp_int \d+$`, string(folded))
+			assert.Regexp(t, `(?m)^(qsort_r|strcmp) \d+$`, string(folded))
+			ids, err := exec.Command(perf, "buildid-list", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", ids)
+			assert.NotContains(t, string(ids), "sortsearch", "no build-id, no entry")
+			assert.Contains(t, string(ids), "libc.so.6")
+		})
+	}
+	st, out2, stderr := run(t, "unwind", "check", "--every", "7", "-L", root, prog)
+	assert.Contains(t, []int{0, 1}, st, stderr)
+	assert.NotContains(t, stderr, "panic")
+	assert.Regexp(t, `(?m)^    sortsearch +\d+ checked +[1-9]\d* agree`, out2, "the program's checks still agree")
 }
