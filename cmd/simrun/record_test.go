@@ -859,70 +859,62 @@ void _start(void) {
 // what they export).
 func TestRecordDynamic(t *testing.T) {
 	perf := oracle.RequireTool(t, "perf", "linux-perf")
-	for _, b := range programs.DynamicBinaries("") {
-		if b.Name != "wc" {
-			continue
+	forDynamic(t, "wc", func(t *testing.T, b programs.Binary) {
+		data := filepath.Join(t.TempDir(), "perf.data")
+		st, out, stderr := run(t, "record", "-o", data, "--format", "perf,folded,pprof", b.Path, programs.DynamicSource("wc"))
+		require.Equal(t, 0, st, stderr)
+		require.Contains(t, out, programs.DynamicSource("wc"))
+		// pprof: each object is a Mapping of its own, with its file
+		// and build-id; libc's samples are in libc's.
+		pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
+		require.NoError(t, err)
+		prof, err := pprofile.Parse(pb)
+		pb.Close()
+		require.NoError(t, err)
+		require.NoError(t, prof.CheckValid())
+		inObj := map[string]int{}
+		for _, s := range prof.Sample {
+			if m := s.Location[0].Mapping; m != nil {
+				inObj[filepath.Base(m.File)]++
+				assert.NotEmpty(t, m.BuildID, "%s has a build-id", m.File)
+			}
+			if l := s.Location[0]; l.Mapping != nil && filepath.Base(l.Mapping.File) == "libc.so.6" && len(l.Line) > 0 {
+				assert.NotEqual(t, "main", l.Line[0].Function.Name)
+			}
 		}
-		t.Run(b.Config.Arch, func(t *testing.T) {
-			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
-				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
-			}
-			data := filepath.Join(t.TempDir(), "perf.data")
-			st, out, stderr := run(t, "record", "-o", data, "--format", "perf,folded,pprof", b.Path, programs.DynamicSource("wc"))
-			require.Equal(t, 0, st, stderr)
-			require.Contains(t, out, programs.DynamicSource("wc"))
-			// pprof: each object is a Mapping of its own, with its file
-			// and build-id; libc's samples are in libc's.
-			pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
-			require.NoError(t, err)
-			prof, err := pprofile.Parse(pb)
-			pb.Close()
-			require.NoError(t, err)
-			require.NoError(t, prof.CheckValid())
-			inObj := map[string]int{}
-			for _, s := range prof.Sample {
-				if m := s.Location[0].Mapping; m != nil {
-					inObj[filepath.Base(m.File)]++
-					assert.NotEmpty(t, m.BuildID, "%s has a build-id", m.File)
-				}
-				if l := s.Location[0]; l.Mapping != nil && filepath.Base(l.Mapping.File) == "libc.so.6" && len(l.Line) > 0 {
-					assert.NotEqual(t, "main", l.Line[0].Function.Name)
-				}
-			}
-			assert.Positive(t, inObj["wc"], "samples in the program's mapping: %v", inObj)
-			assert.Positive(t, inObj["libc.so.6"], "samples in libc's mapping: %v", inObj)
-			// simrun's own outputs name libc's exported functions too.
-			folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
-			require.NoError(t, err)
-			assert.Contains(t, string(folded), "__libc_start_main;")
-			assert.Regexp(t, `;main;(_IO_)?getc `, string(folded))
+		assert.Positive(t, inObj["wc"], "samples in the program's mapping: %v", inObj)
+		assert.Positive(t, inObj["libc.so.6"], "samples in libc's mapping: %v", inObj)
+		// simrun's own outputs name libc's exported functions too.
+		folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
+		require.NoError(t, err)
+		assert.Contains(t, string(folded), "__libc_start_main;")
+		assert.Regexp(t, `;main;(_IO_)?getc `, string(folded))
 
-			cmd := exec.Command(perf, "script", "-F", "ip,dso", "-i", data)
-			var so bytes.Buffer
-			cmd.Stdout = &so
-			require.NoError(t, cmd.Run())
-			dsos := map[string]int{}
-			for _, l := range strings.Split(so.String(), "\n") {
-				if i := strings.LastIndex(l, "("); i >= 0 {
-					dsos[filepath.Base(strings.TrimSuffix(strings.TrimSpace(l[i+1:]), ")"))]++
-				}
+		cmd := exec.Command(perf, "script", "-F", "ip,dso", "-i", data)
+		var so bytes.Buffer
+		cmd.Stdout = &so
+		require.NoError(t, cmd.Run())
+		dsos := map[string]int{}
+		for _, l := range strings.Split(so.String(), "\n") {
+			if i := strings.LastIndex(l, "("); i >= 0 {
+				dsos[filepath.Base(strings.TrimSuffix(strings.TrimSpace(l[i+1:]), ")"))]++
 			}
-			assert.Positive(t, dsos["wc"], "samples in the program: %v", dsos)
-			assert.Positive(t, dsos["libc.so.6"], "samples in libc: %v", dsos)
-			assert.Zero(t, dsos["[unknown]"], "samples outside every mapping: %v", dsos)
+		}
+		assert.Positive(t, dsos["wc"], "samples in the program: %v", dsos)
+		assert.Positive(t, dsos["libc.so.6"], "samples in libc: %v", dsos)
+		assert.Zero(t, dsos["[unknown]"], "samples outside every mapping: %v", dsos)
 
-			// unwind check walks every object too: most checks are
-			// covered; ld.so's lazy-binding trampoline, whose CFI leaves
-			// out PLT0's push, diverges (status 1 says so).
-			st, out, stderr = run(t, "unwind", "check", b.Path, programs.DynamicSource("wc"))
-			assert.Contains(t, []int{0, 1}, st, stderr)
-			m := regexp.MustCompile(`sframe: .*\n  agree [0-9.]+%, coverage ([0-9.]+)% of checks`).FindStringSubmatch(out)
-			require.NotNil(t, m, out)
-			cov, err := strconv.ParseFloat(m[1], 64)
-			require.NoError(t, err)
-			assert.Greater(t, cov, 80.0, "SFrame coverage across the objects")
-		})
-	}
+		// unwind check walks every object too: most checks are
+		// covered; ld.so's lazy-binding trampoline, whose CFI leaves
+		// out PLT0's push, diverges (status 1 says so).
+		st, out, stderr = run(t, "unwind", "check", b.Path, programs.DynamicSource("wc"))
+		assert.Contains(t, []int{0, 1}, st, stderr)
+		m := regexp.MustCompile(`sframe: .*\n  agree [0-9.]+%, coverage ([0-9.]+)% of checks`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		cov, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		assert.Greater(t, cov, 80.0, "SFrame coverage across the objects")
+	})
 }
 
 // TestDynamicCallchains: the SFrame and eh_frame walks of a dynamically
@@ -1150,48 +1142,40 @@ func TestRecordThreads(t *testing.T) {
 // addresses.
 func TestPerfHeaders(t *testing.T) {
 	perf := oracle.RequireTool(t, "perf", "linux-perf")
-	for _, b := range programs.DynamicBinaries("") {
-		if b.Name != "wc" {
-			continue
+	forDynamic(t, "wc", func(t *testing.T, b programs.Binary) {
+		data := filepath.Join(t.TempDir(), "perf.data")
+		st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,pa_enable=1,load_filter=1,store_filter=1/", "-c", "512",
+			"-o", data, b.Path, programs.DynamicSource("wc"))
+		require.Equal(t, 0, st, stderr)
+		out, err := exec.Command(perf, "buildid-list", "-i", data).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		ids := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			id, file, ok := strings.Cut(l, " ")
+			require.True(t, ok, l)
+			ids[filepath.Base(file)] = id
+			f, err := os.Open(file)
+			require.NoError(t, err)
+			assert.Equal(t, hex.EncodeToString(profile.ReadBuildID(f)), id, "%s", file)
+			f.Close()
 		}
-		t.Run(b.Config.Arch, func(t *testing.T) {
-			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
-				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
-			}
-			data := filepath.Join(t.TempDir(), "perf.data")
-			st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,pa_enable=1,load_filter=1,store_filter=1/", "-c", "512",
-				"-o", data, b.Path, programs.DynamicSource("wc"))
-			require.Equal(t, 0, st, stderr)
-			out, err := exec.Command(perf, "buildid-list", "-i", data).CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			ids := map[string]string{}
-			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				id, file, ok := strings.Cut(l, " ")
-				require.True(t, ok, l)
-				ids[filepath.Base(file)] = id
-				f, err := os.Open(file)
-				require.NoError(t, err)
-				assert.Equal(t, hex.EncodeToString(profile.ReadBuildID(f)), id, "%s", file)
-				f.Close()
-			}
-			assert.Contains(t, ids, "wc")
-			assert.Contains(t, ids, "libc.so.6")
-			assert.Len(t, ids, 3, "the program, ld.so and libc: %v", ids)
+		assert.Contains(t, ids, "wc")
+		assert.Contains(t, ids, "libc.so.6")
+		assert.Len(t, ids, 3, "the program, ld.so and libc: %v", ids)
 
-			hdr, err := exec.Command(perf, "report", "--header-only", "-I", "-i", data).CombinedOutput()
-			require.NoError(t, err, "%s", hdr)
-			assert.Contains(t, string(hdr), "# node0 cpu list : 0")
-			assert.Contains(t, string(hdr), "# CPU 0: Core ID 0, Die ID 0, Socket ID 0")
-			assert.Regexp(t, `# memory nodes \(nr 1, block size 0x8000000\):\n#\s+0 \[4G\]: 16-47`, string(hdr))
+		hdr, err := exec.Command(perf, "report", "--header-only", "-I", "-i", data).CombinedOutput()
+		require.NoError(t, err, "%s", hdr)
+		assert.Contains(t, string(hdr), "# node0 cpu list : 0")
+		assert.Contains(t, string(hdr), "# CPU 0: Core ID 0, Die ID 0, Socket ID 0")
+		assert.Regexp(t, `# memory nodes \(nr 1, block size 0x8000000\):\n#\s+0 \[4G\]: 16-47`, string(hdr))
 
-			c2c, err := exec.Command(perf, "c2c", "report", "--stdio", "-i", data).CombinedOutput()
-			require.NoError(t, err, "%s", c2c)
-			assert.NotContains(t, string(c2c), "failed to find node")
-			m := regexp.MustCompile(`Load Operations\s+:\s+(\d+)`).FindStringSubmatch(string(c2c))
-			require.NotNil(t, m, "%s", c2c)
-			assert.NotEqual(t, "0", m[1], "c2c reads the sampled loads")
-		})
-	}
+		c2c, err := exec.Command(perf, "c2c", "report", "--stdio", "-i", data).CombinedOutput()
+		require.NoError(t, err, "%s", c2c)
+		assert.NotContains(t, string(c2c), "failed to find node")
+		m := regexp.MustCompile(`Load Operations\s+:\s+(\d+)`).FindStringSubmatch(string(c2c))
+		require.NotNil(t, m, "%s", c2c)
+		assert.NotEqual(t, "0", m[1], "c2c reads the sampled loads")
+	})
 }
 
 // TestRecordBadObjects: a recording of a dynamically linked program
@@ -1254,4 +1238,20 @@ func TestRecordBadObjects(t *testing.T) {
 	assert.Contains(t, []int{0, 1}, st, stderr)
 	assert.NotContains(t, stderr, "panic")
 	assert.Regexp(t, `(?m)^    sortsearch +\d+ checked +[1-9]\d* agree`, out2, "the program's checks still agree")
+}
+
+// forDynamic runs f on each architecture's build of the bundled
+// dynamically linked program name, skipping one without its cross libc.
+func forDynamic(t *testing.T, name string, f func(t *testing.T, b programs.Binary)) {
+	for _, b := range programs.DynamicBinaries("") {
+		if b.Name != name {
+			continue
+		}
+		t.Run(b.Config.Arch, func(t *testing.T) {
+			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
+			}
+			f(t, b)
+		})
+	}
 }
