@@ -169,5 +169,8 @@ func (d *Directory) Evict(core int, line uint64) (writeBack bool) {
 	return writeBack
 }
 
+// Holders returns the cores that hold line, one bit per core.
+func (d *Directory) Holders(line uint64) uint64 { return d.lines[line].holders }
+
 // Lines returns how many lines some core holds.
 func (d *Directory) Lines() int { return len(d.lines) }

@@ -1,0 +1,120 @@
+package timing
+
+import (
+	"strings"
+	"testing"
+
+	"simrun/sim/cpu"
+	"simrun/sim/spe/codes"
+)
+
+// TestCoresCoherence drives the data accesses of two and four cores of
+// one model through a table of load/store sequences on one line (or two
+// lines of one set, for the eviction case) and pins, after each, every
+// core's MESI state of the line, the data source and the memory latency
+// (the access's cycles less the translation's) of the access. The
+// preset is neoverse-n1 without its store buffer, so stores show their
+// latency too: L1D 4, L2 11, LLC 35, DRAM 240, peer core 50 cycles; an
+// upgrade of a shared copy costs the peer latency. Step ops: "cL" a load
+// by core c, "cS" a store, "cA" an atomic, "cX" core c's private caches
+// lose the line without telling the directory (an eviction the model
+// records lazily).
+func TestCoresCoherence(t *testing.T) {
+	type step struct {
+		op, states, ds string
+		lat            uint64
+	}
+	for _, tc := range []struct {
+		name  string
+		cores int
+		steps []step
+	}{
+		{"ping-pong", 2, []step{
+			{"0L", "EI", "DRAM", 240}, {"0L", "EI", "L1D", 4}, {"1L", "SS", "peer-core", 50},
+			{"1S", "IM", "L1D", 50}, {"0L", "SS", "peer-core", 50}, {"0S", "MI", "L1D", 50},
+			{"1L", "SS", "peer-core", 50}, {"1S", "IM", "L1D", 50}, {"0S", "MI", "peer-core", 50},
+			{"0S", "MI", "L1D", 4}, {"1A", "IM", "peer-core", 50}, {"1L", "IM", "L1D", 4},
+		}},
+		{"modified copy evicted", 2, []step{
+			{"0S", "MI", "DRAM", 240}, {"0X", "MI", "", 0}, {"1L", "IE", "system-cache", 35},
+			{"1X", "IE", "", 0}, {"0L", "EI", "system-cache", 35},
+		}},
+		{"four cores", 4, []step{
+			{"0S", "MIII", "DRAM", 240}, {"1L", "SSII", "peer-core", 50}, {"2L", "SSSI", "system-cache", 35},
+			{"3L", "SSSS", "system-cache", 35}, {"2S", "IIMI", "L1D", 50}, {"0L", "SISI", "peer-core", 50},
+			{"3S", "IIIM", "system-cache", 35}, {"3L", "IIIM", "L1D", 4}, {"1A", "IMII", "peer-core", 50},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := PresetByName("neoverse-n1")
+			q := *p
+			q.StoreBuf = false
+			cores, err := NewCores(&q, tc.cores)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const addr = 0x12340
+			for _, c := range cores {
+				c.tlb.access(addr) // translations warm: only the caches differ
+			}
+			dir := cores[0].Directory()
+			for i, st := range tc.steps {
+				c := cores[st.op[0]-'0']
+				var in cpu.OpInfo
+				in.Access = 8
+				switch st.op[1] {
+				case 'L':
+					in.Class = cpu.ClassLoad
+				case 'S':
+					in.Class = cpu.ClassStore
+				case 'A':
+					in.Class = cpu.ClassLoadAtomic
+				case 'X':
+					c.l1.remove(addr)
+					c.l2.remove(addr)
+				}
+				var ds string
+				var lat uint64
+				if in.Class != cpu.ClassOther {
+					var m memResult
+					c.access(addr, &in, &m)
+					ds, lat = codes.DataSourceName(uint16(m.ds)), m.lat-uint64(m.xlat)
+				}
+				var states strings.Builder
+				for k, o := range cores {
+					s := dir.State(k, addr>>6)
+					if s != Invalid && !o.privately(addr) && st.op[1] != 'X' {
+						t.Errorf("step %d: core %d is %v without a copy", i, k, s)
+					}
+					if s == Invalid && o.privately(addr) {
+						t.Errorf("step %d: core %d holds an invalid copy", i, k)
+					}
+					states.WriteString(s.String())
+				}
+				if states.String() != st.states || ds != st.ds || lat != st.lat {
+					t.Errorf("step %d (%s): states %s, source %q, %d cycles; want %s, %q, %d",
+						i, st.op, states.String(), ds, lat, st.states, st.ds, st.lat)
+				}
+			}
+		})
+	}
+}
+
+// TestNewCoresBounds: the cores' count is checked, and one core is the
+// plain model.
+func TestNewCoresBounds(t *testing.T) {
+	p, _ := PresetByName("neoverse-n1")
+	for _, n := range []int{0, -1, MaxCores + 1, 100000} {
+		if _, err := NewCores(p, n); err == nil {
+			t.Errorf("NewCores(%d) accepted", n)
+		}
+	}
+	one, err := NewCores(p, 1)
+	if err != nil || len(one) != 1 || one[0].co != nil || one[0].NoBlocks {
+		t.Errorf("NewCores(1) = %v, %v: want one plain model", one, err)
+	}
+	four, err := NewCores(p, 4)
+	if err != nil || len(four) != 4 || four[3].CoreIndex() != 3 || four[0].llc != four[3].llc || four[0].l2 == four[3].l2 {
+		t.Errorf("NewCores(4): want four cores with private L2s and one LLC")
+	}
+}
