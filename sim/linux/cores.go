@@ -1,0 +1,201 @@
+package linux
+
+import (
+	"slices"
+
+	"simrun/sim/cpu"
+)
+
+// Several CPUs (Config.CPUs > 1, simrun run --cpus N).
+//
+// The guest sees N CPUs, numbered 0 to N-1: sched_getaffinity reports
+// them, getcpu names the running thread's, sched_setaffinity restricts a
+// thread to some of them (a mask naming none that exists is EINVAL, as
+// on Linux). The simulator still runs one thread at a time on the host;
+// what N changes is which simulated core each thread's time goes to, and
+// so which thread runs next.
+//
+// Placement: the thread with tid 1000+i (the i-th made, counting every
+// process's threads, the main one first) starts on core i mod N, or if
+// its affinity (inherited from its creator) leaves that core out, on the
+// next core the mask allows, wrapping. A thread stays on its core until
+// sched_setaffinity leaves the core out; then it moves the same way.
+//
+// Time: each core has its own clock. A thread runs on its core's clock,
+// which it carries on while it runs (the process's virtual clock,
+// Process.clockOff, is set to it at every switch); when it stops, the
+// core's clock is where it left it. A thread never starts earlier than
+// it last stopped (or was created): its core's clock jumps forward to
+// that time if it is behind (the core was idle). With the timing model
+// on, every core is a model core of its own (timing.NewCores) and the
+// running thread's machine is timed on its core's model (the timing
+// model's OnCore), so a core's clock is its own cycles; without it, a
+// core's clock counts the instructions its threads retired, 1 ns each.
+//
+// Scheduling: at every scheduling point (the quantum, a blocking call,
+// sched_yield, an exit) the next thread is the runnable one that can
+// start earliest: the later of its core's clock and the time it last
+// stopped. A tie goes to the first in tid order after the thread that
+// ran last (round robin, as with one CPU), so threads sharing a core
+// take turns and cores take turns by virtual time, each for at most a
+// quantum: the interleaving follows the cores' clocks in bounded steps,
+// and it is decided by retired instructions and the timing model alone,
+// so runs are repeatable. (--sched random picks any runnable thread, as
+// with one CPU.) The threads' clocks may differ by up to a quantum's
+// time: a thread reading the clock just after another thread on a core
+// that is behind may see a smaller value, never one smaller than its
+// own last reading.
+//
+// With one CPU none of this runs: the scheduler and the clock are the
+// ones described in thread.go and system.go.
+
+// MaxCPUs bounds Config.CPUs: the affinity masks are one 64-bit word
+// (and the timing model's coherence directory tracks 64 cores).
+const MaxCPUs = 64
+
+// cpuMask is the mask of CPUs 0 to n-1.
+func cpuMask(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<max(n, 1) - 1
+}
+
+// onCore is implemented by a timing model of several cores
+// (timing.Model): the timer of core i.
+type onCore interface {
+	OnCore(i int) cpu.Timer
+}
+
+// nextAllowed is core c if mask allows it, else the next core it
+// allows, wrapping (mask is not 0).
+func (s *System) nextAllowed(c int, mask uint64) int {
+	for i := 0; i < s.cpus; i++ {
+		if k := (c + i) % s.cpus; mask&(1<<k) != 0 {
+			return k
+		}
+	}
+	return 0
+}
+
+// placeNew places t, a new thread or process's thread made by p's
+// running thread: its affinity is the creator's, its core as the
+// placement rule says, and it starts no earlier than now.
+func (s *System) placeNew(p *Process, t *thread) {
+	t.affinity = p.cur.affinity
+	if s.cpus <= 1 {
+		return
+	}
+	t.core = s.nextAllowed(int((t.tid-guestPID)%uint64(s.cpus)), t.affinity)
+	t.readyAt, t.wasRunnable = p.monoNow(), true
+}
+
+// setAffinity gives t, a thread of p, the CPU mask mask (not 0, of CPUs
+// that exist); a thread whose core it leaves out moves to the next one
+// it allows, the running thread at the next scheduling point, which is
+// now.
+func (s *System) setAffinity(p *Process, t *thread, mask uint64) {
+	t.affinity = mask
+	if mask&(1<<t.core) != 0 {
+		return
+	}
+	t.core = s.nextAllowed(t.core, mask)
+	if t == p.cur {
+		s.coreNow[t.core] = max(s.coreNow[t.core], p.monoNow())
+		p.resched = true
+	}
+}
+
+// leaveCore records, before a scheduling decision, where the running
+// thread's core's clock is: the time the thread stopped.
+func (s *System) leaveCore() {
+	p := s.cur
+	t := p.cur
+	if t == nil {
+		return
+	}
+	now := p.monoNow()
+	s.coreNow[t.core] = max(s.coreNow[t.core], now)
+	t.readyAt = max(t.readyAt, now)
+}
+
+// noteWakes makes the threads that became runnable since the last
+// scheduling decision start no earlier than now, the time it was
+// noticed (a waker's, or the time an idle system jumped to), and
+// remembers which threads are runnable.
+func (s *System) noteWakes(now uint64) {
+	for _, q := range s.procs {
+		if q.ended {
+			continue
+		}
+		for _, t := range q.threads {
+			run := t.state == threadRunnable
+			if run && !t.wasRunnable {
+				t.readyAt = max(t.readyAt, now)
+			}
+			t.wasRunnable = run
+		}
+	}
+}
+
+// startAt is when t can start: the later of its core's clock and the time
+// it last stopped.
+func (s *System) startAt(t *thread) uint64 { return max(s.coreNow[t.core], t.readyAt) }
+
+// enterCore makes q's machine run t on t's core: the machine's timer is
+// that core's model (with the timing model on), and the clock is where
+// t starts.
+func (s *System) enterCore(q *Process, t *thread) {
+	if mc, ok := q.Machine.Timing.(onCore); ok {
+		q.Machine.Timing = mc.OnCore(t.core)
+	}
+	start := s.startAt(t)
+	s.coreNow[t.core] = start
+	q.clockOff = start - q.VirtualNanos() // (modulo 2^64: VirtualNanos may be larger)
+}
+
+// nextOnCores is nextRunnable with several CPUs: of the runnable
+// threads, the one that can start earliest, ties to the first in tid
+// order after the running one.
+func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
+	best := ready[0].t
+	for _, c := range ready[1:] {
+		best = minStart(s, best, c.t)
+	}
+	var tied []cand
+	for _, c := range ready {
+		if s.startAt(c.t) == s.startAt(best) {
+			tied = append(tied, c)
+		}
+	}
+	cur := s.cur.cur.tid
+	for _, c := range tied {
+		if c.t.tid > cur {
+			return c.p, c.t
+		}
+	}
+	return tied[0].p, tied[0].t
+}
+
+func minStart(s *System, a, b *thread) *thread {
+	if s.startAt(b) < s.startAt(a) {
+		return b
+	}
+	return a
+}
+
+// cand is a runnable thread of a live process.
+type cand struct {
+	p *Process
+	t *thread
+}
+
+// CoreOf returns the core the thread tid of p runs on (or last ran on),
+// and false when p has no such thread.
+func (p *Process) CoreOf(tid uint64) (int, bool) {
+	i := slices.IndexFunc(p.allThreads, func(t *thread) bool { return t.tid == tid })
+	if i < 0 {
+		return 0, false
+	}
+	return p.allThreads[i].core, true
+}

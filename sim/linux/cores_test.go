@@ -1,0 +1,102 @@
+package linux
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"simrun/programs"
+)
+
+// coresProcess is testProcess with Config.CPUs n.
+func coresProcess(t *testing.T, arch string, n int) (*Process, uint64) {
+	t.Helper()
+	config := map[string]string{"arm64": "aarch64-O2", "s390x": "s390x-O2"}[arch]
+	b, err := programs.Find(config, "hello")
+	require.NoError(t, err)
+	data, err := os.ReadFile(b.Path)
+	require.NoError(t, err)
+	p, err := NewProcess(b.Path, data, Config{Stdin: strings.NewReader(""), CPUs: n})
+	require.NoError(t, err)
+	scratch := sysMmap(p, [6]uint64{0, 1 << 16, protRead | protWrite, mapPrivate | mapAnonymous, ^uint64(0), 0})
+	require.Less(t, scratch, uint64(1)<<48, "mmap failed: %d", int64(scratch))
+	return p, scratch
+}
+
+// TestCPUsBounds: Config.CPUs outside 1..MaxCPUs is refused with an
+// error that says the range; 0 is one CPU.
+func TestCPUsBounds(t *testing.T) {
+	b, err := programs.Find("aarch64-O2", "hello")
+	require.NoError(t, err)
+	data, err := os.ReadFile(b.Path)
+	require.NoError(t, err)
+	for _, n := range []int{-1, MaxCPUs + 1, 100000} {
+		_, err := NewProcess(b.Path, data, Config{CPUs: n})
+		require.ErrorContains(t, err, "1 to 64", "CPUs %d", n)
+	}
+	p, err := NewProcess(b.Path, data, Config{})
+	require.NoError(t, err)
+	require.Equal(t, 1, p.sys.cpus)
+}
+
+// TestSeveralCPUs: with four CPUs, sched_getaffinity reports them,
+// threads are placed on core (tid-1000) mod 4, getcpu names the running
+// thread's core, sched_setaffinity with a mask naming no present CPU is
+// EINVAL (as Linux's), and one that leaves the thread's core out moves
+// it to the next allowed core.
+func TestSeveralCPUs(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, buf := coresProcess(t, arch, 4)
+			o := p.order()
+			require.Equal(t, uint64(8), call(t, p, "sched_getaffinity", 0, 8, buf))
+			require.Equal(t, uint64(0xf), o.Uint64(guestBytes(t, p, buf, 8)), "CPUs 0-3")
+
+			getcpu := func() uint64 {
+				require.True(t, p.Mem.Store(buf+8, 4, 99, o))
+				require.Equal(t, uint64(0), call(t, p, "getcpu", buf+8, 0, 0))
+				v, _ := p.Mem.Load(buf+8, 4, o)
+				return v
+			}
+			require.Equal(t, uint64(0), getcpu())
+
+			var tids []uint64
+			for range 5 {
+				tids = append(tids, dispatch(t, p, "clone", threadCloneArgs(arch, glibcThreadFlags, buf+0x8000, 0, 0, 0)...))
+			}
+			for i, tid := range tids {
+				core, ok := p.CoreOf(tid)
+				require.True(t, ok)
+				require.Equal(t, (i+1)%4, core, "thread %d", tid)
+			}
+
+			for _, bad := range []uint64{0, 0xf0, 1 << 63} {
+				require.True(t, p.Mem.Store(buf, 8, bad, o))
+				require.Equal(t, errno(EINVAL), call(t, p, "sched_setaffinity", 0, 8, buf), "mask %#x", bad)
+			}
+			// thread tids[0], on core 1, restricted to CPUs 2 and 3
+			// (and an absent 5): it moves to core 2
+			require.True(t, p.Mem.Store(buf, 8, 0x2c, o))
+			require.Equal(t, uint64(0), call(t, p, "sched_setaffinity", tids[0], 8, buf))
+			core, _ := p.CoreOf(tids[0])
+			require.Equal(t, 2, core)
+			require.Equal(t, uint64(8), call(t, p, "sched_getaffinity", tids[0], 8, buf))
+			require.Equal(t, uint64(0xc), o.Uint64(guestBytes(t, p, buf, 8)), "the absent CPU dropped")
+			// a thread it creates inherits the mask
+			require.True(t, p.Mem.Store(buf, 8, 0x8, o))
+			require.Equal(t, uint64(0), call(t, p, "sched_setaffinity", 0, 8, buf))
+			require.True(t, p.resched, "the running thread leaves core 0 at the next scheduling point")
+			tid := dispatch(t, p, "clone", threadCloneArgs(arch, glibcThreadFlags, buf+0x8000, 0, 0, 0)...)
+			core, _ = p.CoreOf(tid)
+			require.Equal(t, 3, core, "tid %d would go to core %d; the inherited mask allows only 3", tid, (tid-guestPID)%4)
+
+			// the running thread, after a scheduling point, runs on core 3
+			for p.cur.tid != guestPID {
+				dispatch(t, p, "sched_yield")
+			}
+			require.Equal(t, uint64(3), getcpu())
+		})
+	}
+}
