@@ -107,7 +107,9 @@ func (s *System) setAffinity(p *Process, t *thread, mask uint64) {
 }
 
 // leaveCore records, before a scheduling decision, where the running
-// thread's core's clock is: the time the thread stopped.
+// thread's core's clock is (the time the thread stopped) and how much of
+// its quantum it has used: a thread whose quantum is over, or that
+// stopped, lets the core go to its other threads.
 func (s *System) leaveCore() {
 	p := s.cur
 	t := p.cur
@@ -115,8 +117,40 @@ func (s *System) leaveCore() {
 		return
 	}
 	now := p.monoNow()
-	s.coreNow[t.core] = max(s.coreNow[t.core], now)
+	k := t.core
+	s.coreNow[k] = max(s.coreNow[k], now)
 	t.readyAt = max(t.readyAt, now)
+	if s.coreThr[k] == t {
+		s.coreUsed[k] += p.Insns - s.stepStart
+		s.stepStart = p.Insns
+		if s.coreUsed[k] >= p.quantum || t.state != threadRunnable || p.ended {
+			s.coreThr[k] = nil
+		}
+	}
+}
+
+// DefaultCoreStep is Config.CoreStep's default: the most instructions a
+// thread runs, with several CPUs, before the scheduler looks for a core
+// whose clock is behind. The cores advance in steps this long (a thread
+// keeps its core for its quantum, Config.Quantum, over many steps).
+// Cache lines bounce between cores at most once a step, so a shorter
+// step shows contention more faithfully and costs more scheduling: the
+// false-sharing pair (programs/threads/src/falseshare.c) costs 1.5 times
+// the padded one's cycles at 50, 2 times at 25, 1.25 at 100.
+const DefaultCoreStep = 50
+
+// coreSlice is how many instructions t, starting a step, runs: a step,
+// or what is left of its quantum if less.
+func (s *System) coreSlice(t *thread) uint64 {
+	q := s.first.quantum
+	if s.coreThr[t.core] == t {
+		q -= min(q, s.coreUsed[t.core])
+	}
+	step := uint64(s.first.Cfg.CoreStep)
+	if step == 0 {
+		step = DefaultCoreStep
+	}
+	return max(min(q, step), 1)
 }
 
 // noteWakes makes the threads that became runnable since the last
@@ -152,12 +186,25 @@ func (s *System) enterCore(q *Process, t *thread) {
 	start := s.startAt(t)
 	s.coreNow[t.core] = start
 	q.clockOff = start - q.VirtualNanos() // (modulo 2^64: VirtualNanos may be larger)
+	if s.coreThr[t.core] != t {
+		s.coreThr[t.core], s.coreUsed[t.core] = t, 0
+	}
+	s.stepStart = q.Insns
 }
 
 // nextOnCores is nextRunnable with several CPUs: of the runnable
-// threads, the one that can start earliest, ties to the first in tid
-// order after the running one.
+// threads (on a core whose thread's quantum goes on, only that one), the
+// one that can start earliest, ties to the first in tid order after the
+// running one.
 func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
+	// a core whose thread's quantum goes on runs only that thread
+	held := make([]bool, s.cpus)
+	for _, c := range ready {
+		held[c.t.core] = held[c.t.core] || s.coreThr[c.t.core] == c.t
+	}
+	ready = slices.DeleteFunc(slices.Clone(ready), func(c cand) bool {
+		return held[c.t.core] && s.coreThr[c.t.core] != c.t
+	})
 	best := ready[0].t
 	for _, c := range ready[1:] {
 		best = minStart(s, best, c.t)

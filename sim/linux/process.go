@@ -72,6 +72,10 @@ type Config struct {
 	// CPUs is how many CPUs the guest sees and its threads run on, 1 to
 	// MaxCPUs (0: 1; cores.go).
 	CPUs int
+	// CoreStep is, with several CPUs, how many instructions a thread
+	// runs before the scheduler looks at the other cores' clocks (0:
+	// DefaultCoreStep; cores.go).
+	CoreStep uint64
 	// MaxProcs bounds the processes alive at once (0: DefaultMaxProcs;
 	// system.go): fork past it gives EAGAIN.
 	MaxProcs int

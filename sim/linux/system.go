@@ -62,6 +62,13 @@ type System struct {
 	// clock (cores.go).
 	cpus    int
 	coreNow []uint64
+	// With several cores: the thread each core runs (nil: none, its
+	// quantum over or it stopped), the instructions it has run of its
+	// quantum, and Insns of its process when it last started a step
+	// (cores.go).
+	coreThr   []*thread
+	coreUsed  []uint64
+	stepStart uint64
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
@@ -87,6 +94,7 @@ func newSystem(p *Process) *System {
 	s.cpus = max(p.Cfg.CPUs, 1)
 	if s.cpus > 1 {
 		s.coreNow = make([]uint64, s.cpus)
+		s.coreThr, s.coreUsed = make([]*thread, s.cpus), make([]uint64, s.cpus)
 	}
 	return s
 }

@@ -189,6 +189,9 @@ func (p *Process) setSlice() {
 	p.timer.quantumEnd = 0
 	if len(p.threads) > 1 || p.sys.multi() {
 		p.timer.quantumEnd = p.Insns + p.quantum
+		if p.sys.cpus > 1 {
+			p.timer.quantumEnd = p.Insns + p.sys.coreSlice(p.cur)
+		}
 	}
 	p.armSlice()
 }

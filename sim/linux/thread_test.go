@@ -207,7 +207,7 @@ func TestThreadPrograms(t *testing.T) {
 			names = append(names, filepath.Base(b.Path))
 		}
 	}
-	require.Equal(t, []string{"atomics", "barrier", "deadlock", "epoll", "pipe", "prodcons", "racy", "robust", "signalfd", "timerfd", "timers", "tls", "worksplit", "cxxthreads"}, names)
+	require.Equal(t, []string{"atomics", "barrier", "deadlock", "epoll", "falseshare", "padded", "pipe", "prodcons", "racy", "robust", "signalfd", "timerfd", "timers", "tls", "worksplit", "cxxthreads"}, names)
 }
 
 // TestRandomSched: with the random scheduler the racy program's output
