@@ -135,9 +135,18 @@ func (s *System) leaveCore() {
 // keeps its core for its quantum, Config.Quantum, over many steps).
 // Cache lines bounce between cores at most once a step, so a shorter
 // step shows contention more faithfully and costs more scheduling: the
-// false-sharing pair (programs/threads/src/falseshare.c) costs 1.5 times
-// the padded one's cycles at 50, 2 times at 25, 1.25 at 100.
+// false-sharing pair (programs/threads/src/falseshare.c) costs 1.2 to
+// 1.7 times the padded one's cycles at steps of 32 and 50 (where a step
+// ends within the loop moves the figure), 1.25 at 100.
 const DefaultCoreStep = 50
+
+// MinCoreStep bounds Config.CoreStep from below. A switch between
+// threads clears arm64's exclusive monitor (as Linux's exception return
+// does), so a load-exclusive/store-exclusive loop longer than a step
+// would fail for ever; Arm guarantees such loops' forward progress only
+// when they are short (within 128 bytes of code, 32 instructions), and
+// a step at least that long lets every retry of one succeed.
+const MinCoreStep = 32
 
 // coreSlice is how many instructions t, starting a step, runs: a step,
 // or what is left of its quantum if less.
@@ -150,6 +159,7 @@ func (s *System) coreSlice(t *thread) uint64 {
 	if step == 0 {
 		step = DefaultCoreStep
 	}
+	step = max(step, MinCoreStep)
 	return max(min(q, step), 1)
 }
 
