@@ -208,37 +208,34 @@ func (s *System) enterCore(q *Process, t *thread) {
 // running one.
 func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
 	// a core whose thread's quantum goes on runs only that thread
-	held := make([]bool, s.cpus)
+	held := s.held
+	clear(held)
 	for _, c := range ready {
 		held[c.t.core] = held[c.t.core] || s.coreThr[c.t.core] == c.t
 	}
-	ready = slices.DeleteFunc(slices.Clone(ready), func(c cand) bool {
-		return held[c.t.core] && s.coreThr[c.t.core] != c.t
-	})
-	best := ready[0].t
-	for _, c := range ready[1:] {
-		best = minStart(s, best, c.t)
-	}
-	var tied []cand
-	for _, c := range ready {
-		if s.startAt(c.t) == s.startAt(best) {
-			tied = append(tied, c)
-		}
-	}
+	// the earliest start among the eligible, and of those the first in
+	// tid order after the running thread (ready is in tid order), else
+	// the first
 	cur := s.cur.cur.tid
-	for _, c := range tied {
-		if c.t.tid > cur {
-			return c.p, c.t
+	var first, after *cand
+	var best uint64
+	for i := range ready {
+		c := &ready[i]
+		if held[c.t.core] && s.coreThr[c.t.core] != c.t {
+			continue
+		}
+		at := s.startAt(c.t)
+		if first == nil || at < best {
+			first, after, best = c, nil, at
+		}
+		if at == best && after == nil && c.t.tid > cur {
+			after = c
 		}
 	}
-	return tied[0].p, tied[0].t
-}
-
-func minStart(s *System, a, b *thread) *thread {
-	if s.startAt(b) < s.startAt(a) {
-		return b
+	if after != nil {
+		return after.p, after.t
 	}
-	return a
+	return first.p, first.t
 }
 
 // cand is a runnable thread of a live process.

@@ -69,6 +69,8 @@ type System struct {
 	coreThr   []*thread
 	coreUsed  []uint64
 	stepStart uint64
+	ready     []cand // nextRunnable's list, reused
+	held      []bool // nextOnCores's, reused
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
@@ -94,7 +96,7 @@ func newSystem(p *Process) *System {
 	s.cpus = max(p.Cfg.CPUs, 1)
 	if s.cpus > 1 {
 		s.coreNow = make([]uint64, s.cpus)
-		s.coreThr, s.coreUsed = make([]*thread, s.cpus), make([]uint64, s.cpus)
+		s.coreThr, s.coreUsed, s.held = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]bool, s.cpus)
 	}
 	return s
 }
@@ -363,7 +365,8 @@ func (s *System) schedule() (*Process, *thread) {
 // order over all live processes, wrapping around; the random scheduler
 // (the first process's generator) picks any runnable one.
 func (s *System) nextRunnable() (*Process, *thread) {
-	var ready []cand
+	ready := s.ready[:0] // (reused: with several CPUs this runs every few dozen instructions)
+	defer func() { s.ready = ready[:0] }()
 	for _, q := range s.procs {
 		if q.ended {
 			continue

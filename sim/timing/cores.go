@@ -32,10 +32,14 @@ import (
 //     cache). The data source and latency are therefore always those of
 //     the caches' contents.
 //
-// The cores do not use the run summaries (block.go): a summarised run
-// assumes its accesses that hit the L1D change nothing, and here a store
-// hit may have to upgrade. Every operation goes through Model.step
-// (NoBlocks), and a model of one core never reaches this file's code.
+// Run summaries (block.go) assume that accesses hitting the L1D change
+// nothing. For a load that holds here too (a copy in the L1D is valid:
+// other cores' stores remove it), but a store hit may have to upgrade a
+// Shared copy. So a core of several summarises runs without stores as
+// one core does, and times runs with a store or an atomic operation by
+// operation (timingBlock.stepped; slowRun takes them, TimeBatch's inline
+// path never does). A model of one core never reaches this file's code
+// (its cluster is nil, and no summary of its is stepped).
 
 // cluster is what the cores of a multi-core model share.
 type cluster struct {
@@ -57,7 +61,7 @@ func NewCores(p *Preset, n int) ([]*Model, error) {
 	c := &cluster{llc: newCache(p.LLC), dir: dir}
 	for i := 0; i < n; i++ {
 		t := New(p)
-		t.llc, t.co, t.core, t.NoBlocks = c.llc, c, i, true
+		t.llc, t.co, t.core = c.llc, c, i
 		c.cores = append(c.cores, t)
 	}
 	return c.cores, nil

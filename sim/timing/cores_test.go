@@ -110,7 +110,7 @@ func TestNewCoresBounds(t *testing.T) {
 		}
 	}
 	one, err := NewCores(p, 1)
-	if err != nil || len(one) != 1 || one[0].co != nil || one[0].NoBlocks {
+	if err != nil || len(one) != 1 || one[0].co != nil {
 		t.Errorf("NewCores(1) = %v, %v: want one plain model", one, err)
 	}
 	four, err := NewCores(p, 4)

@@ -496,12 +496,19 @@ func (t *Model) summarised(blk *timingBlock, infos []cpu.OpInfo, pc uint64, more
 // It returns where the walk goes on and how many operations it timed.
 func (t *Model) slowRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]cpu.OpInfo, uint64, int) {
 	blk, n := (*timingBlock)(infos[0].Summary), 0
+	if blk != nil && blk.stepped && blk.gen == t.codeGen^steppedGen && i+int(blk.n) <= end {
+		// a run with a store on a core of several (cores.go)
+		infos, pc = t.stepOps(b, infos, pc, i, int(blk.n), end, after)
+		return infos, pc, int(blk.n)
+	}
 	if blk == nil || i+int(blk.n) > end || blk.gen != t.codeGen {
 		if blk, n = t.buildBlock(infos, pc, end-i, cut, false, b.Shift); blk != nil {
 			infos[0].Summary = unsafe.Pointer(blk)
 		}
 	}
-	if blk != nil {
+	if blk != nil && blk.stepped {
+		n = int(blk.n)
+	} else if blk != nil {
 		n = int(blk.n)
 		if !t.NoBlocks && i+n <= t.nextWant && t.blockAccesses(infos, b.Vals[i:i+n], blk, 0) {
 			infos, pc = t.summarised(blk, infos, pc, i+n < end, after)
