@@ -140,3 +140,29 @@ func TestFalseSharing(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUsOneThreadExact: a single-threaded program runs on core 0 of
+// two alone, whose caches are private to it: the coherence code and the
+// stepped runs (stores timed one by one) must give exactly one core's
+// cycles and counts.
+func TestCPUsOneThreadExact(t *testing.T) {
+	counts := regexp.MustCompile(`(?m)^(cycles|issue stall cycles|L1D accesses|L2 accesses|LLC accesses|DTLB accesses|branches): .*$`)
+	for _, config := range []string{"aarch64-O2", "s390x-O2"} {
+		for _, name := range []string{"sort", "listchase", "memloops", "strings"} {
+			b, err := programs.Find(config, name)
+			require.NoError(t, err)
+			var want string
+			for _, n := range []string{"1", "2"} {
+				st, _, stderr := run(t, append([]string{"run", "--stats", "--cpus", n, b.Path}, b.Args...)...)
+				require.Less(t, st, 128, stderr)
+				got := strings.Join(counts.FindAllString(stderr, -1), "\n")
+				require.Contains(t, got, "cycles: ")
+				if n == "1" {
+					want = got
+					continue
+				}
+				assert.Equal(t, want, got, "%s/%s", config, name)
+			}
+		}
+	}
+}
