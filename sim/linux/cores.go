@@ -1,7 +1,9 @@
 package linux
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"simrun/sim/cpu"
 )
@@ -252,4 +254,27 @@ func (p *Process) CoreOf(tid uint64) (int, bool) {
 		return 0, false
 	}
 	return p.allThreads[i].core, true
+}
+
+// cpuList writes a CPU mask as Linux's lists do: ranges and single CPUs,
+// comma-separated ("0-3", "0,2-3").
+func cpuList(mask uint64) string {
+	var parts []string
+	for c := 0; c < 64; {
+		if mask&(1<<c) == 0 {
+			c++
+			continue
+		}
+		e := c
+		for e+1 < 64 && mask&(1<<(e+1)) != 0 {
+			e++
+		}
+		if e == c {
+			parts = append(parts, fmt.Sprint(c))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", c, e))
+		}
+		c = e + 1
+	}
+	return strings.Join(parts, ",")
 }

@@ -100,3 +100,36 @@ func TestSeveralCPUs(t *testing.T) {
 		})
 	}
 }
+
+func TestCPUList(t *testing.T) {
+	for mask, want := range map[uint64]string{1: "0", 0xf: "0-3", 0xd: "0,2-3", 1 << 63: "63", ^uint64(0): "0-63", 0x2a: "1,3,5"} {
+		require.Equal(t, want, cpuList(mask), "%#x", mask)
+	}
+}
+
+// TestCPUsProcFiles: /proc/cpuinfo and /proc/stat list one CPU as they
+// always did, and N with Config.CPUs N.
+func TestCPUsProcFiles(t *testing.T) {
+	want1 := map[string]string{
+		"s390x": "vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n",
+		"arm64": "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n",
+	}
+	for _, arch := range []string{"arm64", "s390x"} {
+		p, _ := coresProcess(t, arch, 1)
+		require.Equal(t, want1[arch], string(p.cpuinfo()))
+		require.Equal(t, "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\nbtime 1767225600\nprocesses 1\nprocs_running 1\n", string(p.procMisc("/proc/stat")))
+		p, _ = coresProcess(t, arch, 3)
+		info := string(p.cpuinfo())
+		stat := string(p.procMisc("/proc/stat"))
+		for _, s := range []string{"cpu2 ", "cpu1 ", "cpu0 "} {
+			require.Contains(t, stat, s)
+		}
+		if arch == "arm64" {
+			require.Equal(t, 3, strings.Count(info, "processor\t: "), info)
+		} else {
+			require.Contains(t, info, "# processors    : 3\n")
+			require.Contains(t, info, "processor 2: version")
+			require.Contains(t, info, "cpu number      : 2\n")
+		}
+	}
+}

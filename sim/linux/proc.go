@@ -378,13 +378,20 @@ func (p *Process) procStat() []byte {
 }
 
 func (p *Process) procStatus() []byte {
-	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
-		p.comm(), p.umask, p.pid, p.pid, p.ppid, p.sig.pendingSet(), p.sig.mask))
+	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t%x\nCpus_allowed_list:\t%s\n",
+		p.comm(), p.umask, p.pid, p.pid, p.ppid, p.sig.pendingSet(), p.sig.mask, p.cur.affinity, cpuList(p.cur.affinity)))
 }
 
 func (p *Process) cpuinfo() []byte {
 	if p.Arch.Name == "s390x" {
-		return []byte(("vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n"))
+		b := fmt.Appendf(nil, "vendor_id       : IBM/S390\n# processors    : %d\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\n", p.sys.cpus)
+		for i := range p.sys.cpus { // one line and one section per CPU (--cpus)
+			b = fmt.Appendf(b, "processor %d: version = 00,  identification = 000000,  machine = 2964\n", i)
+		}
+		for i := range p.sys.cpus {
+			b = fmt.Appendf(b, "\ncpu number      : %d\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n", i)
+		}
+		return b
 	}
 	var b []byte
 	for i := range p.sys.cpus { // one entry per CPU (--cpus)
