@@ -166,3 +166,29 @@ func TestCPUsOneThreadExact(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUsAffinity: a program that pins its threads with
+// pthread_setaffinity_np finds them on the CPUs it asked for
+// (sched_getcpu), sees --cpus N CPUs in its mask, and gets EINVAL for a
+// mask naming only an absent CPU; on both architectures, static and
+// dynamic.
+func TestCPUsAffinity(t *testing.T) {
+	want := map[string]string{
+		"1": "1 CPUs\nthread 0: asked for CPU 0, runs on CPU 0\nthread 1: asked for CPU 0, runs on CPU 0\nthread 2: asked for CPU 0, runs on CPU 0\nCPU 63 only: EINVAL\n",
+		"2": "2 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 0, runs on CPU 0\nthread 2: asked for CPU 1, runs on CPU 1\nCPU 63 only: EINVAL\n",
+		"4": "4 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 2, runs on CPU 2\nthread 2: asked for CPU 3, runs on CPU 3\nCPU 63 only: EINVAL\n",
+		"64": "64 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 2, runs on CPU 2\nthread 2: asked for CPU 3, runs on CPU 3\nCPU 63 only: accepted\n",
+	}
+	for _, b := range programs.ThreadBinaries("") {
+		if b.Name != "affinity" {
+			continue
+		}
+		t.Run(b.Config.Name, func(t *testing.T) {
+			for n, w := range want {
+				st, out, stderr := run(t, "run", "--cpus", n, b.Path)
+				require.Equal(t, 0, st, stderr)
+				assert.Equal(t, w, out, "--cpus %s", n)
+			}
+		})
+	}
+}
