@@ -174,9 +174,9 @@ func TestCPUsOneThreadExact(t *testing.T) {
 // dynamic.
 func TestCPUsAffinity(t *testing.T) {
 	want := map[string]string{
-		"1": "1 CPUs\nthread 0: asked for CPU 0, runs on CPU 0\nthread 1: asked for CPU 0, runs on CPU 0\nthread 2: asked for CPU 0, runs on CPU 0\nCPU 63 only: EINVAL\n",
-		"2": "2 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 0, runs on CPU 0\nthread 2: asked for CPU 1, runs on CPU 1\nCPU 63 only: EINVAL\n",
-		"4": "4 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 2, runs on CPU 2\nthread 2: asked for CPU 3, runs on CPU 3\nCPU 63 only: EINVAL\n",
+		"1":  "1 CPUs\nthread 0: asked for CPU 0, runs on CPU 0\nthread 1: asked for CPU 0, runs on CPU 0\nthread 2: asked for CPU 0, runs on CPU 0\nCPU 63 only: EINVAL\n",
+		"2":  "2 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 0, runs on CPU 0\nthread 2: asked for CPU 1, runs on CPU 1\nCPU 63 only: EINVAL\n",
+		"4":  "4 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 2, runs on CPU 2\nthread 2: asked for CPU 3, runs on CPU 3\nCPU 63 only: EINVAL\n",
 		"64": "64 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 2, runs on CPU 2\nthread 2: asked for CPU 3, runs on CPU 3\nCPU 63 only: accepted\n",
 	}
 	for _, b := range programs.ThreadBinaries("") {
