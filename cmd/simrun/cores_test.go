@@ -167,7 +167,7 @@ func TestCPUsOneThreadExact(t *testing.T) {
 	}
 }
 
-// TestCPUsAffinity: a program that pins its threads with
+// TestCPUsAffinity: a program that pins (programs/threads/src/pinned.c) its threads with
 // pthread_setaffinity_np finds them on the CPUs it asked for
 // (sched_getcpu), sees --cpus N CPUs in its mask, and gets EINVAL for a
 // mask naming only an absent CPU; on both architectures, static and
@@ -180,7 +180,7 @@ func TestCPUsAffinity(t *testing.T) {
 		"64": "64 CPUs\nthread 0: asked for CPU 1, runs on CPU 1\nthread 1: asked for CPU 2, runs on CPU 2\nthread 2: asked for CPU 3, runs on CPU 3\nCPU 63 only: accepted\n",
 	}
 	for _, b := range programs.ThreadBinaries("") {
-		if b.Name != "affinity" {
+		if b.Name != "pinned" {
 			continue
 		}
 		t.Run(b.Config.Name, func(t *testing.T) {
