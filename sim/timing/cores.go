@@ -46,6 +46,8 @@ type cluster struct {
 	cores []*Model
 	llc   *cache
 	dir   *Directory
+	// sweepAt is the directory size at which sweep next runs.
+	sweepAt int
 }
 
 // NewCores returns n cold cores of preset p sharing a last-level cache
@@ -59,6 +61,7 @@ func NewCores(p *Preset, n int) ([]*Model, error) {
 		return nil, err
 	}
 	c := &cluster{llc: newCache(p.LLC), dir: dir}
+	c.sweepAt = 2 * n * (p.L1D.Size/p.L1D.Line + p.L2.Size/p.L2.Line)
 	for i := 0; i < n; i++ {
 		t := New(p)
 		t.llc, t.co, t.core = c.llc, c, i
@@ -203,6 +206,20 @@ func (c *cluster) settle(line, addr uint64, self int, stale bool) {
 	}
 }
 
+// sweep settles every line of the directory (see settle), in line
+// order so that the write-backs reach the last-level cache in an order
+// that depends on nothing but the run: the records of evictions nobody
+// asked about would otherwise pile up. It runs when the directory has
+// grown to twice what the private caches can hold (or twice what it held
+// after the last sweep), so its cost per request stays constant.
+func (c *cluster) sweep() {
+	shift := c.cores[0].l1.lineShift
+	for _, line := range c.dir.sortedLines() {
+		c.settle(line, line<<shift, -1, false)
+	}
+	c.sweepAt = max(c.sweepAt, 2*c.dir.Lines())
+}
+
 // accessShared is access for a core of a multi-core model: the TLB as
 // one core's, then the private caches, the directory and the shared
 // last-level cache as the comment at the top of this file says.
@@ -252,6 +269,9 @@ func (t *Model) accessShared(ea uint64, in *cpu.OpInfo, m *memResult) {
 			s = co.dir.Load(t.core, line)
 		}
 		co.drop(s.Invalidated, ea)
+		if co.dir.Lines() >= co.sweepAt {
+			co.sweep()
+		}
 		if s.Peer >= 0 {
 			// from the peer's private cache; a modified copy is written
 			// back to the shared cache on the way (MESI has no Owned

@@ -118,3 +118,32 @@ func TestNewCoresBounds(t *testing.T) {
 		t.Errorf("NewCores(4): want four cores with private L2s and one LLC")
 	}
 }
+
+// TestCoresDirectoryBounded: lines that left every private cache without
+// a request meeting them are swept from the directory, so two cores
+// streaming through far more memory than their caches hold keep it
+// bounded, and a swept modified line was written back (its next load
+// comes from the last-level cache, not a peer).
+func TestCoresDirectoryBounded(t *testing.T) {
+	p, _ := PresetByName("slow-memory") // small caches: 4 KiB L1D, 32 KiB L2
+	cores, err := NewCores(p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := cores[0].Directory()
+	bound := cores[0].co.sweepAt
+	store := cpu.OpInfo{Class: cpu.ClassStore, Access: 8}
+	load := cpu.OpInfo{Class: cpu.ClassLoad, Access: 8}
+	var m memResult
+	for i := uint64(0); i < 1<<16; i++ {
+		cores[i&1].access(0x100000+i*64, &store, &m)
+		if dir.Lines() > bound {
+			t.Fatalf("after %d stores the directory tracks %d lines (bound %d)", i+1, dir.Lines(), bound)
+		}
+	}
+	// core 0 stored to 0x100000 first, long evicted from its caches
+	cores[1].access(0x100000, &load, &m)
+	if m.ds != codes.DSLLC && m.ds != codes.DSDRAM {
+		t.Errorf("a line evicted long ago came from %s", codes.DataSourceName(uint16(m.ds)))
+	}
+}
