@@ -209,6 +209,9 @@ func (s *System) enterCore(q *Process, t *thread) {
 // one that can start earliest, ties to the first in tid order after the
 // running one.
 func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
+	if p := s.cur; !p.ended && p.locked != nil && p.locked.state == threadRunnable {
+		return p, p.locked // a debugger's scheduler locking (LockScheduler), as with one CPU
+	}
 	// a core whose thread's quantum goes on runs only that thread
 	held := s.held
 	clear(held)
