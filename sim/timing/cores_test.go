@@ -147,3 +147,73 @@ func TestCoresDirectoryBounded(t *testing.T) {
 		t.Errorf("a line evicted long ago came from %s", codes.DataSourceName(uint16(m.ds)))
 	}
 }
+
+// FuzzCores runs random loads, stores and atomics of four cores of a
+// small-cache preset over a few lines (some in one set, so they evict
+// each other) and checks after each access: the directory's MESI
+// invariant (an owned line has one holder); no core's private caches
+// hold a line the directory says it does not hold (every store removed
+// the other copies); a load that came from a peer named a core that held
+// the line; and every latency is one of the hierarchy's.
+func FuzzCores(f *testing.F) {
+	f.Add([]byte{0x00, 0x15, 0x2a, 0x3f, 0x40, 0x81, 0xc2})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		p, _ := PresetByName("slow-memory")
+		q := *p
+		q.StoreBuf = false
+		cores, _ := NewCores(&q, 4)
+		dir := cores[0].Directory()
+		lats := map[uint64]bool{uint64(q.L1D.Latency): true, uint64(q.L2.Latency): true, uint64(q.LLC.Latency): true,
+			uint64(q.DRAM): true, uint64(q.Peer): true}
+		// lines 0-3 one set apart in the L1D (2 ways) and L2, 4-7 apart
+		addrs := [8]uint64{}
+		for i := range addrs {
+			addrs[i] = 0x10000 + uint64(i%4)*uint64(q.L2.Size) + uint64(i/4)*64
+		}
+		for _, c := range cores {
+			for _, a := range addrs {
+				c.tlb.access(a)
+			}
+		}
+		for i, b := range ops {
+			core, addr := int(b&3), addrs[b>>2&7]
+			var in cpu.OpInfo
+			in.Access = 8
+			switch b >> 5 & 3 {
+			case 0, 1:
+				in.Class = cpu.ClassLoad
+			case 2:
+				in.Class = cpu.ClassStore
+			case 3:
+				in.Class = cpu.ClassLoadAtomic
+			}
+			holders := dir.Holders(addr >> 6)
+			var m memResult
+			cores[core].access(addr, &in, &m)
+			if lat := m.lat - uint64(m.xlat); !lats[lat] {
+				t.Fatalf("op %d: latency %d", i, lat)
+			}
+			if m.ds == codes.DSPeerCore && holders&^(1<<core) == 0 {
+				t.Fatalf("op %d: a peer-core hit with no other holder", i)
+			}
+			for _, a := range addrs {
+				owners, n := 0, 0
+				for k, c := range cores {
+					s := dir.State(k, a>>6)
+					if s == Invalid && c.privately(a) {
+						t.Fatalf("op %d: core %d holds line %#x the directory says it does not", i, k, a)
+					}
+					if s != Invalid {
+						n++
+					}
+					if s >= Exclusive {
+						owners++
+					}
+				}
+				if owners > 1 || owners == 1 && n > 1 {
+					t.Fatalf("op %d: line %#x: %d owners among %d holders", i, a, owners, n)
+				}
+			}
+		}
+	})
+}
