@@ -201,6 +201,12 @@ func (s *System) enterCore(q *Process, t *thread) {
 	if s.coreThr[t.core] != t {
 		s.coreThr[t.core], s.coreUsed[t.core] = t, 0
 	}
+	if last := s.coreLast[t.core]; last != t {
+		if last != nil {
+			q.switches++ // a context switch on that CPU
+		}
+		s.coreLast[t.core] = t
+	}
 	s.stepStart = q.Insns
 }
 

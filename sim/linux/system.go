@@ -67,6 +67,7 @@ type System struct {
 	// quantum, and Insns of its process when it last started a step
 	// (cores.go).
 	coreThr   []*thread
+	coreLast  []*thread // the thread each core ran last
 	coreUsed  []uint64
 	stepStart uint64
 	ready     []cand // nextRunnable's list, reused
@@ -97,6 +98,7 @@ func newSystem(p *Process) *System {
 	if s.cpus > 1 {
 		s.coreNow = make([]uint64, s.cpus)
 		s.coreThr, s.coreUsed, s.held = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]bool, s.cpus)
+		s.coreLast = make([]*thread, s.cpus)
 	}
 	return s
 }

@@ -301,7 +301,9 @@ func (p *Process) switchTo(t *thread) {
 		tc.LoadThread(t.ctx)
 		p.cur, p.sig = t, t.sig
 		p.runStart = p.Insns
-		p.switches++
+		if p.sys.cpus <= 1 {
+			p.switches++ // (with several, a CPU's change of thread: enterCore)
+		}
 		p.threadEvent(ThreadEvent{Kind: ThreadSwitched, Tid: t.tid, Prev: old.tid, PC: oldPC})
 	}
 	if t.hasResult {
