@@ -45,7 +45,10 @@ type Preset struct {
 	// Peer is the cycles a load takes whose line another core's private
 	// caches supply (a snoop through the interconnect: the Neoverse
 	// "peer core" data source), and a store that must first take a line
-	// from other cores; only --cpus N > 1 has peers (cores.go).
+	// from other cores; only --cpus N > 1 has peers (cores.go). The
+	// figures are the model's: a snoop crosses the interconnect to the
+	// home node and on to the owning core, so it costs more than a hit
+	// in the shared cache and far less than DRAM.
 	Peer     int
 	Mispred  int // branch mispredict penalty
 	BPBits   int // log2 of the bimodal predictor entries
