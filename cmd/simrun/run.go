@@ -228,6 +228,10 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "signals delivered: %d\n", p.Delivered())
 			if ts.Threads > 1 {
 				for _, t := range ts.Insns {
+					if p.CPUs() > 1 {
+						fmt.Fprintf(stderr, "thread %d: %d instructions, CPU %d\n", t.Tid, t.Insns, t.CPU)
+						continue
+					}
 					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)
 				}
 			}

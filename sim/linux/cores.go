@@ -255,6 +255,9 @@ type cand struct {
 	t *thread
 }
 
+// CPUs is how many CPUs the run simulates (Config.CPUs).
+func (p *Process) CPUs() int { return p.sys.cpus }
+
 // CoreOf returns the core the thread tid of p runs on (or last ran on),
 // and false when p has no such thread.
 func (p *Process) CoreOf(tid uint64) (int, bool) {

@@ -138,6 +138,7 @@ type ThreadStats struct {
 type ThreadInsns struct {
 	Tid   uint64
 	Insns uint64
+	CPU   int // the CPU it runs (or last ran) on (cores.go)
 }
 
 // ThreadStats returns the process's thread figures.
@@ -148,7 +149,7 @@ func (p *Process) ThreadStats() ThreadStats {
 		if t == p.cur {
 			n += p.Insns - p.runStart
 		}
-		s.Insns = append(s.Insns, ThreadInsns{Tid: t.tid, Insns: n})
+		s.Insns = append(s.Insns, ThreadInsns{Tid: t.tid, Insns: n, CPU: t.core})
 	}
 	return s
 }
