@@ -587,7 +587,8 @@ func (s *Stub) threadsXML() []byte {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
 	for _, t := range s.threadIDs() {
-		fmt.Fprintf(&b, "<thread id=\"%x\" core=\"0\" name=\"%s\"/>\n", t, xmlEscape(s.p.Comm()))
+		core, _ := s.p.CoreOf(t) // (its CPU with --cpus; 0 with one)
+		fmt.Fprintf(&b, "<thread id=\"%x\" core=\"%d\" name=\"%s\"/>\n", t, core, xmlEscape(s.p.Comm()))
 	}
 	b.WriteString("</threads>\n")
 	return []byte(b.String())

@@ -225,7 +225,8 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	}
 	caller := p.cur.tid
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
-	nice := p.cur.nice // the caller's, kept by execve
+	nice := p.cur.nice                                                   // the caller's, kept by execve
+	core, affinity, readyAt := p.cur.core, p.cur.affinity, p.cur.readyAt // (cores.go)
 	limits := p.limits
 	oldTimers, oldInsns := p.timer, p.Insns
 	p.leaveVM(old, p == p.sys.first)
@@ -272,6 +273,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	}
 	t := p.threads[0]
 	t.tid, t.nice = p.pid, nice
+	t.core, t.affinity, t.readyAt, t.wasRunnable = core, affinity, readyAt, true
 	p.limits = limits
 	t.sig.mask, t.sig.pending = oldMask, oldSig.pending
 	p.fds = oldFds

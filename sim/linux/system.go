@@ -58,6 +58,21 @@ type System struct {
 	hosts      int               // processes running a host program (hostproc.go)
 	ttys       []*terminal       // the host terminals the guest used (tty.go)
 
+	// cpus is Config.CPUs; with more than one, coreNow is each core's
+	// clock (cores.go).
+	cpus    int
+	coreNow []uint64
+	// With several cores: the thread each core runs (nil: none, its
+	// quantum over or it stopped), the instructions it has run of its
+	// quantum, and Insns of its process when it last started a step
+	// (cores.go).
+	coreThr   []*thread
+	coreLast  []*thread // the thread each core ran last
+	coreUsed  []uint64
+	stepStart uint64
+	ready     []cand // nextRunnable's list, reused
+	held      []bool // nextOnCores's, reused
+
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
 	// onEvent sees every thread and process event (AddHook).
@@ -79,6 +94,12 @@ func (s *System) newPipeIno() uint64 {
 func newSystem(p *Process) *System {
 	s := &System{procs: []*Process{p}, first: p, cur: p, nextID: guestPID + 1, nlive: 1}
 	p.sys, p.pid, p.pgid, p.sid = s, guestPID, guestPID, guestPID
+	s.cpus = max(p.Cfg.CPUs, 1)
+	if s.cpus > 1 {
+		s.coreNow = make([]uint64, s.cpus)
+		s.coreThr, s.coreUsed, s.held = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]bool, s.cpus)
+		s.coreLast = make([]*thread, s.cpus)
+	}
 	return s
 }
 
@@ -236,6 +257,9 @@ func (s *System) enterDeadlock() {
 func (s *System) enter(q *Process, t *thread) {
 	now := s.cur.monoNow()
 	q.clockOff = now - q.VirtualNanos()
+	if s.cpus > 1 {
+		s.enterCore(q, t)
+	}
 	s.switched(q)
 	q.switchTo(t)
 	if !q.Exited() {
@@ -274,6 +298,9 @@ func (s *System) reschedule(p *Process) {
 		s.deadlocked = true
 		p.Yield()
 	case q == p:
+		if s.cpus > 1 {
+			s.enterCore(p, t)
+		}
 		p.switchTo(t)
 		if !p.Exited() {
 			p.setSlice()
@@ -290,6 +317,10 @@ func (s *System) reschedule(p *Process) {
 // nil: deadlock.
 func (s *System) schedule() (*Process, *thread) {
 	c := s.cur
+	if s.cpus > 1 {
+		s.leaveCore()
+		s.noteWakes(c.monoNow())
+	}
 	for jumps := 0; ; jumps++ {
 		s.pumpHost(false)
 		if s.first.ended { // its program ran on the host and ended: the run is over
@@ -303,6 +334,9 @@ func (s *System) schedule() (*Process, *thread) {
 			q.clockOff = now - q.VirtualNanos()
 			q.fireTimers()
 			q.wakeDue(now)
+		}
+		if s.cpus > 1 {
+			s.noteWakes(now)
 		}
 		if q, t := s.nextRunnable(); t != nil {
 			return q, t
@@ -333,11 +367,8 @@ func (s *System) schedule() (*Process, *thread) {
 // order over all live processes, wrapping around; the random scheduler
 // (the first process's generator) picks any runnable one.
 func (s *System) nextRunnable() (*Process, *thread) {
-	type cand struct {
-		p *Process
-		t *thread
-	}
-	var ready []cand
+	ready := s.ready[:0] // (reused: with several CPUs this runs every few dozen instructions)
+	defer func() { s.ready = ready[:0] }()
 	for _, q := range s.procs {
 		if q.ended {
 			continue
@@ -355,6 +386,9 @@ func (s *System) nextRunnable() (*Process, *thread) {
 	if s.first.schedRng != 0 {
 		c := ready[xorshiftPick(&s.first.schedRng, len(ready))]
 		return c.p, c.t
+	}
+	if s.cpus > 1 {
+		return s.nextOnCores(ready)
 	}
 	cur := s.cur.cur.tid
 	for _, c := range ready {
@@ -570,6 +604,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	st := *p.sig
 	st.pending, st.hasSaved = nil, false
 	t := &thread{tid: pid, sig: &st, nice: p.cur.nice}
+	s.placeNew(p, t)
 	if c.flags&cloneChildCleartid != 0 {
 		t.clearTid = c.ctid
 	}
