@@ -27,9 +27,16 @@ func pickClass(load bool) cpu.OpClass {
 	return cpu.ClassStore
 }
 
-// describe computes the static description of an instruction.
+// describe computes the static description of an instruction from its
+// op's group and flags (opTable, the inventory in inst.go) and its fields.
+// It runs once per decoded slot (Core.describeSlot), never per execution.
 func describe(in *inst) cpu.OpInfo {
-	if in.op >= opPAuth && in.op <= opPAuthBr {
+	if int(in.op) >= len(opTable) {
+		return cpu.NewOpInfo(4)
+	}
+	spec := &opTable[in.op]
+	g, fl := spec.group, spec.flags
+	if g == grpPAuth {
 		return describePAuth(in)
 	}
 	o := cpu.NewOpInfo(4)
@@ -51,6 +58,10 @@ func describe(in *inst) cpu.OpInfo {
 			o.AddDst(cpu.RegFlags)
 		}
 	}
+	reads, sets := fl&opfReadsNZCV != 0, fl&opfSetsNZCV != 0
+	if fl&opfCond != 0 {
+		o.Flags |= cpu.OpConditional
+	}
 	mem := func(cl cpu.OpClass, size uint8) {
 		o.Class, o.Access = cl, size
 		switch cl {
@@ -62,127 +73,102 @@ func describe(in *inst) cpu.OpInfo {
 			o.Unit = cpu.UnitAtomic
 		}
 	}
-	branch := func(f cpu.OpFlags) {
+	branch := func() {
 		o.Class, o.Unit = cpu.ClassBranch, cpu.UnitBranch
-		o.Flags |= f
+		if fl&opfLink != 0 {
+			o.Flags |= cpu.OpLink
+			dst(rLR)
+		}
+		if fl&opfReturn != 0 {
+			o.Flags |= cpu.OpReturn
+		}
 	}
-	switch op := in.op; {
-	case op == opMovI:
+	op := in.op
+	switch g {
+	case grpMovImm:
 		dst(in.rd)
-	case op == opMovX || op == opMovW:
+	case grpMov:
 		src(in.rm)
 		dst(in.rd)
-	case op >= opMovKX && op <= opUbfiz || op >= opSbfxX && op <= opSbfizW:
+	case grpALU1:
 		src(in.rn)
 		dst(in.rd)
-		flags(false, op == opAddsXi || op == opAddsWi || op == opSubsXi || op == opSubsWi || op == opAndsXi || op == opAndsWi)
-	case op == opBfxil || op == opBfi:
+		flags(false, sets)
+	case grpBitIns:
 		src(in.rn, in.ra)
 		dst(in.rd)
-	case op >= opExtrX && op <= opLogShW:
+	case grpALU2:
 		src(in.rn, in.rm)
 		dst(in.rd)
-		sets := false
-		switch op {
-		case opAddsX, opAddsW, opSubsX, opSubsW, opAddsShX, opAddsShW, opSubsShX, opSubsShW,
-			opAddsExtX, opAddsExtW, opSubsExtX, opSubsExtW, opAndsX, opAndsW, opBicsX, opBicsW:
-			sets = true
-		case opLogShX, opLogShW:
+		if op == opLogShX || op == opLogShW { // ands and bics: kind 3 in imm bits 1-2
 			sets = in.imm>>1 == 3
 		}
-		flags(false, sets)
-	case op >= opAdcX && op <= opSbcsW:
-		src(in.rn, in.rm)
-		dst(in.rd)
-		flags(true, op == opAdcsX || op == opAdcsW || op == opSbcsX || op == opSbcsW)
-	case op >= opCcmpX && op <= opCcmnW:
+		flags(reads, sets)
+		if fl&opfDiv != 0 {
+			o.Unit = cpu.UnitDiv
+		}
+	case grpCcmp:
 		src(in.rn)
 		if in.rm != 0xff {
 			src(in.rm)
 		}
-		flags(true, true)
-		o.Flags |= cpu.OpConditional
-	case op >= opCselX && op <= opCsnegW:
+		flags(reads, sets)
+	case grpMul, grpMadd:
 		src(in.rn, in.rm)
-		dst(in.rd)
-		flags(true, false)
-		o.Flags |= cpu.OpConditional
-	case op >= opUdivX && op <= opRorvW || op == opCrc32:
-		src(in.rn, in.rm)
-		dst(in.rd)
-		if op <= opSdivW {
-			o.Unit = cpu.UnitDiv
-		}
-	case op >= opRbitX && op <= opClsW:
-		src(in.rn)
-		dst(in.rd)
-	case op >= opMaddX && op <= opUmulh:
-		src(in.rn, in.rm)
-		if op != opSmulh && op != opUmulh {
+		if g == grpMadd {
 			src(in.ra)
 		}
 		dst(in.rd)
 		o.Unit = cpu.UnitMul
-	case op == opB:
-		branch(0)
-	case op == opBL:
-		branch(cpu.OpLink)
-		dst(rLR)
-	case op == opBcond:
-		branch(cpu.OpConditional)
-		flags(true, false)
-	case op >= opCbzX && op <= opTbnz:
-		branch(cpu.OpConditional)
+	case grpBranch:
+		branch()
+		flags(reads, false)
+	case grpTestBranch:
+		branch()
 		src(in.rn)
-	case op == opBr || op == opBlr || op == opRet:
-		f := cpu.OpIndirect
-		switch op {
-		case opBlr:
-			f |= cpu.OpLink
-			dst(rLR)
-		case opRet:
-			f |= cpu.OpReturn
-		}
-		branch(f)
+	case grpIndirect:
+		o.Flags |= cpu.OpIndirect
+		branch()
 		src(in.rn)
-	case op == opSvc:
+	case grpSyscall:
 		o.Unit, o.Flags = cpu.UnitSys, cpu.OpSyscall
 		src(8, 0, 1, 2, 3)
 		dst(0)
-	case op == opMrs:
+	case grpMrs:
 		o.Unit = cpu.UnitSys
 		dst(in.rd)
-	case op == opMsr:
+	case grpMsr:
 		o.Unit = cpu.UnitSys
 		src(in.rn)
 		if in.a == sysNZCV {
 			flags(false, true)
 		}
-	case op == opDcZva:
+	case grpDcZva:
 		mem(cpu.ClassStore, zvaBytes)
 		src(in.rn)
-	case op >= opLdrXo && op <= opStrBo:
-		size := [...]uint8{8, 4, 1, 8, 4, 1}[op-opLdrXo]
-		load := op <= opLdrBo
-		mem(pickClass(load), size)
+	case grpLdStHot:
+		load := fl&opfLoad != 0
+		mem(pickClass(load), spec.size)
 		src(in.rn)
 		if load {
 			dst(in.rd)
 		} else {
 			src(in.rd)
 		}
-	case op == opLdSt:
+	case grpLdSt:
 		t := int(in.a)
-		store := t >= lsStrB && t <= lsStrX || t >= lsStrFB && t <= lsStrFQ
-		fp := t >= lsLdrFB && t <= lsStrFQ
-		mem(pickClass(!store), lsSize[t])
+		if t >= len(lsTypes) {
+			break
+		}
+		ty := lsTypes[t]
+		mem(pickClass(!ty.store), ty.size)
 		if t == lsPrfm {
 			o.Class, o.Access, o.Unit = cpu.ClassOther, 0, cpu.UnitALU
 		}
 		switch { // SPE counts Q-register transfers as SIMD, the others as FP
 		case t == lsLdrFQ || t == lsStrFQ:
 			o.Flags |= cpu.OpSIMDFPReg | cpu.OpSIMD
-		case fp:
+		case ty.fp:
 			o.Flags |= cpu.OpSIMDFPReg | cpu.OpFP
 		}
 		src(in.rn)
@@ -193,24 +179,25 @@ func describe(in *inst) cpu.OpInfo {
 			dst(in.rn)
 		}
 		data := gr(in.rd)
-		if fp {
+		if ty.fp {
 			data = vr(in.rd)
 		}
-		if store {
+		if ty.store {
 			o.AddSrc(data)
 		} else if t != lsPrfm {
 			o.AddDst(data)
 		}
-	case op >= opLdpXo && op <= opLdStP:
-		t, load, size := lpLdX, true, uint8(16)
-		switch op {
-		case opStpXo, opStpXpre, opStpXpost:
-			t, load = lpStX, false
-		case opLdStP:
+	case grpPair:
+		t, load, size, wb := lpLdX, fl&opfLoad != 0, spec.size, fl&opfWriteback != 0
+		if !load {
+			t = lpStX
+		}
+		if op == opLdStP {
 			t = int(in.a)
-			load = t <= lpLdQ
-			size = [...]uint8{lpLdW: 8, lpLdX: 16, lpLdSW: 8, lpLdS: 8, lpLdD: 16, lpLdQ: 32,
-				lpStW: 8, lpStX: 16, lpStS: 8, lpStD: 16, lpStQ: 32}[t]
+			if t >= len(lpTypes) {
+				break
+			}
+			load, size, wb = !lpTypes[t].store, lpTypes[t].size, in.b != amOff
 		}
 		mem(pickClass(load), size)
 		o.Flags |= cpu.OpPair
@@ -224,7 +211,6 @@ func describe(in *inst) cpu.OpInfo {
 			fp = true
 		}
 		src(in.rn)
-		wb := op == opLdpXpre || op == opLdpXpost || op == opStpXpre || op == opStpXpost || op == opLdStP && in.b != amOff
 		if wb {
 			dst(in.rn)
 		}
@@ -239,44 +225,44 @@ func describe(in *inst) cpu.OpInfo {
 				o.AddSrc(id)
 			}
 		}
-	case op == opLdxr || op == opLdxp || op == opLdar:
+	case grpLoadEx:
 		mem(cpu.ClassLoad, 1<<in.a)
 		src(in.rn)
 		dst(in.rd)
-		if op == opLdxp {
+		if fl&opfPair != 0 {
 			dst(in.ra)
 			o.Access <<= 1
 		}
-		if op != opLdar {
+		if fl&opfExclusive != 0 {
 			o.Flags |= cpu.OpExclusive
 		}
-		if op == opLdar || in.b == 1 {
+		if fl&opfAcquire != 0 || in.b == 1 {
 			o.Flags |= cpu.OpAcquire
 		}
-	case op == opStxr || op == opStxp || op == opStlr:
+	case grpStoreEx:
 		mem(cpu.ClassStore, 1<<in.a)
 		src(in.rn, in.rd)
-		if op == opStxp {
+		if fl&opfPair != 0 {
 			src(in.ra)
 			o.Access <<= 1
 		}
-		if op != opStlr {
+		if fl&opfExclusive != 0 {
 			o.Flags |= cpu.OpExclusive
 			dst(in.rm)
 		}
-		if op == opStlr || in.b == 1 {
+		if fl&opfRelease != 0 || in.b == 1 {
 			o.Flags |= cpu.OpRelease
 		}
-	case op == opCas || op == opCasp || op == opAtom || op == opSwp:
+	case grpAtomic:
 		mem(cpu.ClassLoadAtomic, 1<<(in.a&3))
 		src(in.rn, in.rm)
-		if op == opCas || op == opCasp {
+		if fl&opfCompare != 0 {
 			src(in.rd)
 			dst(in.rm)
 		} else {
 			dst(in.rd)
 		}
-	case op == opVLdSt:
+	case grpVLdSt:
 		cl := cpu.ClassStore
 		if in.b&lsvLoad != 0 {
 			cl = cpu.ClassLoad
@@ -295,63 +281,54 @@ func describe(in *inst) cpu.OpInfo {
 				o.AddSrc(vr(in.rd + i))
 			}
 		}
-	case op >= opFmovReg:
-		o.Flags |= cpu.OpFP
-		o.Unit = cpu.UnitFP
-		switch op {
-		case opFdiv, opFsqrt:
-			o.Unit = cpu.UnitFPDiv
-		case opSimd, opSimdImm:
-			o.Flags = cpu.OpSIMD
-			o.Unit = cpu.UnitSIMD
-		}
-		switch op {
-		case opFmovToGP, opFcvtToInt:
+	case grpSIMD:
+		o.Flags, o.Unit = cpu.OpSIMD, cpu.UnitSIMD
+		switch int(in.imm & 0xffff) {
+		case vSmov, vUmov:
 			o.AddSrc(vr(in.rn))
 			dst(in.rd)
-		case opFmovFromGP, opIntToFcvt:
+		case vDupGen, vInsGen:
 			src(in.rn)
-			o.AddDst(vr(in.rd))
-		case opFcmp:
-			o.AddSrc(vr(in.rn))
-			o.AddSrc(vr(in.rm))
-			flags(false, true)
-		case opFccmp:
-			o.AddSrc(vr(in.rn))
-			o.AddSrc(vr(in.rm))
-			flags(true, true)
-			o.Flags |= cpu.OpConditional
-		case opFcsel:
-			o.AddSrc(vr(in.rn))
-			o.AddSrc(vr(in.rm))
-			flags(true, false)
-			o.AddDst(vr(in.rd))
-			o.Flags |= cpu.OpConditional
-		case opSimd:
-			sub := int(in.imm & 0xffff)
-			switch sub {
-			case vSmov, vUmov:
-				o.AddSrc(vr(in.rn))
-				dst(in.rd)
-			case vDupGen, vInsGen:
-				src(in.rn)
-				o.AddSrc(vr(in.rd))
-				o.AddDst(vr(in.rd))
-			default:
-				o.AddSrc(vr(in.rn))
-				o.AddSrc(vr(in.rm))
-				o.AddSrc(vr(in.rd)) // accumulating and inserting forms read it
-				o.AddDst(vr(in.rd))
-			}
-		case opSimdImm:
 			o.AddSrc(vr(in.rd))
 			o.AddDst(vr(in.rd))
 		default:
 			o.AddSrc(vr(in.rn))
-			if op >= opFadd && op <= opFnmsub {
+			o.AddSrc(vr(in.rm))
+			o.AddSrc(vr(in.rd)) // accumulating and inserting forms read it
+			o.AddDst(vr(in.rd))
+		}
+	case grpSIMDImm:
+		o.Flags, o.Unit = cpu.OpSIMD, cpu.UnitSIMD
+		o.AddSrc(vr(in.rd))
+		o.AddDst(vr(in.rd))
+	case grpFP1, grpFP2, grpFP3, grpFcmp, grpFccmp, grpFcsel, grpFPToGP, grpFPFromGP:
+		o.Flags |= cpu.OpFP
+		o.Unit = cpu.UnitFP
+		if fl&opfFPDiv != 0 {
+			o.Unit = cpu.UnitFPDiv
+		}
+		switch g {
+		case grpFPToGP:
+			o.AddSrc(vr(in.rn))
+			dst(in.rd)
+		case grpFPFromGP:
+			src(in.rn)
+			o.AddDst(vr(in.rd))
+		case grpFcmp, grpFccmp:
+			o.AddSrc(vr(in.rn))
+			o.AddSrc(vr(in.rm))
+			flags(reads, sets)
+		case grpFcsel:
+			o.AddSrc(vr(in.rn))
+			o.AddSrc(vr(in.rm))
+			flags(reads, sets)
+			o.AddDst(vr(in.rd))
+		default: // grpFP1, grpFP2, grpFP3
+			o.AddSrc(vr(in.rn))
+			if g != grpFP1 {
 				o.AddSrc(vr(in.rm))
 			}
-			if op >= opFmadd && op <= opFnmsub {
+			if g == grpFP3 {
 				o.AddSrc(vr(in.ra))
 			}
 			o.AddDst(vr(in.rd))
