@@ -320,7 +320,9 @@ const (
 	grpPAuth                   // pointer authentication (describePAuth)
 )
 
-// opFlags are facts about an op beyond its group.
+// opFlags are facts about an op beyond its group. The direction and the
+// pairing of an access are flags only where the op fixes them: opLdSt,
+// opLdStP, opVLdSt and the atomics take theirs from their fields.
 type opFlags uint16
 
 const (
@@ -332,7 +334,7 @@ const (
 	opfLoad                          // reads memory
 	opfStore                         // writes memory
 	opfWriteback                     // updates its base register
-	opfPair                          // transfers two registers
+	opfPair                          // ldxp, stxp: transfers two registers
 	opfExclusive                     // load/store exclusive
 	opfAcquire                       // load-acquire
 	opfRelease                       // store-release
