@@ -24,6 +24,9 @@ func (s *Stub) runFree() (*cpu.Exit, error) {
 	}
 	for {
 		exit, err := s.m.Run()
+		if errors.Is(err, ErrPause) {
+			continue // no gdb to pause for
+		}
 		if errors.Is(err, cpu.ErrStopped) && !s.hostStop.Load() {
 			s.m.ClearStop() // a late 0x03 or a fault stop of the attached run
 			continue
@@ -137,6 +140,8 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 			s.send(s.stop)
 			s.interruptReq.Store(false)
 			return nil, false, nil
+		case errors.Is(err, ErrPause):
+			return s.stopped(cpu.SIGTRAP, "")
 		case errors.Is(err, cpu.ErrStopped):
 			s.m.ClearStop()
 			if s.hostStop.Load() {

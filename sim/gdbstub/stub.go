@@ -106,6 +106,16 @@ type watchHit struct {
 // errStop ends RunFor when the observer stops the guest.
 var errStop = errors.New("stopped for gdb")
 
+// ErrPause, returned by the run's own observer (the Machine.Observer
+// there was when Serve began), stops the guest for gdb before the
+// instruction about to run, reported as a SIGTRAP with no breakpoint
+// (gdb says "Program received signal SIGTRAP" and, by its default
+// "handle SIGTRAP nopass", resumes without it). On the resume the
+// observer is called again for the same instruction. simrun unwind check
+// --against gdb pauses the run this way at its sample points. After a
+// detach the run goes on as if the observer had returned nil.
+var ErrPause = errors.New("paused for gdb")
+
 // New returns a stub debugging p over conn; notes gets one-line notes
 // (stderr). The machine must not have run yet, or be stopped between
 // instructions.
