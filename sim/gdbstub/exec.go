@@ -187,7 +187,11 @@ func (s *Stub) finish() (*cpu.Exit, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	s.send(exitReply(exit))
+	reply := exitReply(exit)
+	if s.multi {
+		reply += fmt.Sprintf(";process:%x", s.p.PID())
+	}
+	s.send(reply)
 	return exit, true, nil
 }
 

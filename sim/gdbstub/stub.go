@@ -7,7 +7,7 @@
 // arm64 core and FP/SIMD registers; s390x core, access, floating-point
 // and vector registers), qXfer:auxv:read, qXfer:exec-file:read,
 // qXfer:threads:read, qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc,
-// T, qRcmd (monitor insns), '?', g/G, p/P,
+// T, qRcmd (monitor insns), '?', g/G, p/P, vFile (host I/O),
 // m/M/X, Z0/Z1 breakpoints, Z2/Z3/Z4 watchpoints, s/c/S/C, vCont and
 // vCont?, bs/bc (reverse execution, reverse.go), k/vKill, D and the 0x03
 // interrupt. See docs/gdb.md.
@@ -30,9 +30,13 @@
 // scheduler to one (a vCont naming only it); a step of a thread that is
 // switched out runs until it has retired one instruction.
 //
+// Host I/O (hostio.go): vFile packets read the guest's files and its
+// /proc files, for gdb's "target:" sysroot and for gcore; with gdb's
+// multiprocess+ thread ids carry the process id.
+//
 // Not done yet (later slices of the debugging work): reverse execution
-// across fork and execve, gdb's gcore, signals other than an
-// instruction's fault stopping the guest, and O packets for output.
+// across fork and execve, signals other than an instruction's fault
+// stopping the guest, and O packets for output.
 package gdbstub
 
 import (
@@ -88,6 +92,18 @@ type Stub struct {
 	Interval, HistoryLimit uint64
 	hist                   *replay.History // nil: no reverse execution (histOff says why)
 	histOff                string
+
+	files map[uint64]linux.DebugFile // host I/O: the files gdb opened (hostio.go)
+	multi bool                       // gdb took multiprocess+: thread ids are pPID.TID
+}
+
+// tidText is thread tid as the replies name it: hex, or pPID.TID once
+// gdb took multiprocess+.
+func (s *Stub) tidText(tid uint64) string {
+	if s.multi {
+		return fmt.Sprintf("p%x.%x", s.p.PID(), tid)
+	}
+	return strconv.FormatUint(tid, 16)
 }
 
 // watch is a Z2 (write), Z3 (read) or Z4 (access) watchpoint.
@@ -195,6 +211,7 @@ func (s *Stub) Serve() (*cpu.Exit, error) {
 	defer func() {
 		s.m.Kernel = s.inner
 		s.m.Observer = s.base
+		s.closeFiles()
 	}()
 	s.events = make(chan event, 16)
 	go s.read()
@@ -280,7 +297,7 @@ func (s *Stub) stopReply(sig int, reason string) string {
 // stopReplyFor is stopReply about thread tid.
 func (s *Stub) stopReplyFor(tid uint64, sig int, reason string) string {
 	s.event, s.gtid, s.ctid = tid, 0, 0
-	return fmt.Sprintf("T%02x%sthread:%x;", gdbSignal(sig), reason, tid)
+	return fmt.Sprintf("T%02x%sthread:%s;", gdbSignal(sig), reason, s.tidText(tid))
 }
 
 // exitReply is W (exit status) or X (killed by a signal).
@@ -385,18 +402,27 @@ func (s *Stub) query(pkt string) {
 	name, args, _ := strings.Cut(pkt, ":")
 	switch name {
 	case "qSupported":
-		s.send(supported)
+		// gdb offers multiprocess+: taking it, thread ids carry the
+		// process id (pPID.TID), so gdb knows the pid the program has
+		// and reads its /proc/PID files for gcore (hostio.go); without
+		// it gdb gives the process a stand-in pid and gcore no maps.
+		s.multi = slices.Contains(strings.Split(args, ";"), "multiprocess+")
+		if s.multi {
+			s.send(supported + ";multiprocess+")
+		} else {
+			s.send(supported)
+		}
 	case "QStartNoAckMode":
 		s.send("OK")
 		s.noAck = true
 	case "qAttached":
 		s.send("0") // simrun started the process: gdb kills it on quit
 	case "qC":
-		s.send(fmt.Sprintf("QC%x", s.event))
+		s.send("QC" + s.tidText(s.event))
 	case "qfThreadInfo":
 		var ids []string
 		for _, t := range s.threadIDs() {
-			ids = append(ids, strconv.FormatUint(t, 16))
+			ids = append(ids, s.tidText(t))
 		}
 		s.send("m" + strings.Join(ids, ","))
 	case "qsThreadInfo":
@@ -497,6 +523,8 @@ func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
 			return s.resumeLocked(step, sig, lock)
 		}
 		return s.resume(step, sig)
+	case strings.HasPrefix(pkt, "vFile:"):
+		s.send(s.vFile(pkt))
 	case strings.HasPrefix(pkt, "vKill"):
 		s.send("OK")
 		return s.kill()
@@ -597,7 +625,7 @@ func (s *Stub) threadsXML() []byte {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
 	for _, t := range s.threadIDs() {
-		fmt.Fprintf(&b, "<thread id=\"%x\" core=\"0\" name=\"%s\"/>\n", t, xmlEscape(s.p.Comm()))
+		fmt.Fprintf(&b, "<thread id=\"%s\" core=\"0\" name=\"%s\"/>\n", s.tidText(t), xmlEscape(s.p.Comm()))
 	}
 	b.WriteString("</threads>\n")
 	return []byte(b.String())
