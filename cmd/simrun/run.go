@@ -37,6 +37,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	gdbAt := fs.String("gdb", "", "wait for gdb on `ENDPOINT` (PORT, HOST:PORT or unix:PATH) before the first instruction")
 	coreFile := fs.String("core", "", "if the program dies of a signal that dumps core (SIGSEGV, SIGABRT, ...), write an ELF core file to `FILE` for gdb (see docs/gdb.md)")
 	tty := fs.Bool("tty", false, "standard streams on a terminal are terminals to the guest, its controlling terminal (job control; see docs/linux-abi.md)")
+	pauth := fs.Bool("pauth", false, "arm64: pointer authentication on (paciasp/autiasp/retaa... sign and authenticate, keys from --seed); gdb then sees the PAC masks (docs/gdb.md)")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -99,6 +100,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	m, err := linux.Load(prog, cfg)
 	if err != nil {
 		return err
+	}
+	if *pauth {
+		if err := enablePAuth(m); err != nil {
+			return err
+		}
 	}
 	if *cpuModel != "" || *stats {
 		name := *cpuModel

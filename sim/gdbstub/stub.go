@@ -4,7 +4,8 @@
 //
 // It serves what gdb-multiarch uses for a Linux user-mode target:
 // qSupported, QStartNoAckMode, target descriptions (qXfer:features:read:
-// arm64 core and FP/SIMD registers; s390x core, access, floating-point
+// arm64 core and FP/SIMD registers, the PAC masks with pointer
+// authentication on; s390x core, access, floating-point
 // and vector registers), qXfer:auxv:read, qXfer:exec-file:read,
 // qXfer:threads:read, qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc,
 // T, qRcmd (monitor insns), '?', g/G, p/P, vFile (host I/O),
@@ -136,7 +137,8 @@ var ErrPause = errors.New("paused for gdb")
 // (stderr). The machine must not have run yet, or be stopped between
 // instructions.
 func New(p *linux.Process, conn io.ReadWriteCloser, notes io.Writer) (*Stub, error) {
-	lay, err := layoutFor(p.Arch)
+	pa, ok := p.Core.(interface{ PAuthEnabled() bool })
+	lay, err := layoutFor(p.Arch, ok && pa.PAuthEnabled())
 	if err != nil {
 		return nil, err
 	}

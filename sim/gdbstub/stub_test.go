@@ -280,7 +280,7 @@ func TestXfer(t *testing.T) {
 					require.Equal(t, byte('m'), r[0])
 				}
 			}
-			lay, err := layoutFor(cl.p.Arch)
+			lay, err := layoutFor(cl.p.Arch, false)
 			require.NoError(t, err)
 			desc := read("features", "target.xml", 0x100)
 			require.Equal(t, lay.xml, string(desc))

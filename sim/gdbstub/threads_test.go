@@ -83,7 +83,7 @@ func TestThreads(t *testing.T) {
 			// Every thread's registers through Hg, the running one's from
 			// the core, the others' from their saved contexts.
 			cur := cl.p.CurrentTid()
-			lay, err := layoutFor(cl.p.Arch)
+			lay, err := layoutFor(cl.p.Arch, false)
 			require.NoError(t, err)
 			for _, id := range ids {
 				require.Equal(t, "OK", cl.req(fmt.Sprintf("Hg%x", id)))
