@@ -22,6 +22,11 @@ func (s *Stub) runFree() (*cpu.Exit, error) {
 		s.fault = nil
 		s.deliver(f)
 	}
+	if s.p.Away() { // the core is with another process: on until it is back
+		if exit, err := s.p.RunUntilBack(false); err != nil || exit != nil {
+			return exit, err
+		}
+	}
 	for {
 		exit, err := s.m.Run()
 		if errors.Is(err, ErrPause) {
@@ -117,7 +122,22 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 		if s.hist != nil {
 			n = min(n, s.hist.UntilMark())
 		}
-		exit, err := s.m.RunFor(n)
+		var exit *cpu.Exit
+		var err error
+		if s.p.Away() {
+			// Stopped while another process had the core (an
+			// interrupt): the others run on until it comes back, then
+			// this process runs as asked.
+			if exit, err = s.p.RunUntilBack(false); exit == nil && err == nil {
+				continue
+			}
+		} else if exit, err = s.m.RunFor(n); errors.Is(err, cpu.ErrYield) {
+			// The kernel handed the core to another process (a fork's
+			// child, a process this one waits for): the others run
+			// without gdb, as gdb's follow-fork-mode parent with
+			// detach-on-fork lets them, until it is back.
+			exit, err = s.p.RunUntilBack(true)
+		}
 		if exit == nil && err == nil {
 			s.mark()
 		}
@@ -187,6 +207,7 @@ func (s *Stub) finish() (*cpu.Exit, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
+	s.p.EndRun(exit) // the other processes end with the first, as without gdb
 	reply := exitReply(exit)
 	if s.multi {
 		reply += fmt.Sprintf(";process:%x", s.p.PID())

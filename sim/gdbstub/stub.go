@@ -397,6 +397,7 @@ func (s *Stub) kill() (*cpu.Exit, bool, error) {
 	s.m.EndFault(&cpu.Fault{PC: s.m.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
 		Err: errors.New("killed by gdb")})
 	exit, _ := s.m.RunFor(0)
+	s.p.EndRun(exit)
 	return exit, true, nil
 }
 
