@@ -138,6 +138,9 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 			// detach-on-fork lets them, until it is back.
 			exit, err = s.p.RunUntilBack(true)
 		}
+		if exit == nil && err == nil && s.p.Machine != s.m {
+			return s.execed()
+		}
 		if exit == nil && err == nil {
 			s.mark()
 		}
@@ -191,6 +194,35 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 			return s.stopped(2, "") // SIGINT, as gdb expects after 0x03
 		}
 	}
+}
+
+// execed follows the program into the machine its execve gave it (its
+// new program, of either architecture): the stub debugs the new machine,
+// with that architecture's registers, no breakpoints or watchpoints (the
+// old address space's went with it, as on Linux) and a new history; gdb,
+// told by an exec stop (exec-events), loads the new program and asks
+// for its target description again. A gdb that did not take exec-events
+// gets a plain stop.
+func (s *Stub) execed() (*cpu.Exit, bool, error) {
+	old := s.m
+	old.Kernel, old.Observer = s.inner, s.base
+	s.m = s.p.Machine
+	s.inner, s.base = s.m.Kernel, s.m.Observer
+	s.m.Kernel = catcher{s}
+	lay, err := layoutFor(s.p.Arch, pauthOn(s.m))
+	if err != nil {
+		return nil, true, err
+	}
+	s.lay = lay
+	s.bps = map[uint64]byte{}
+	s.watches, s.armed, s.fault = nil, watchHit{}, nil
+	s.hist, s.histOff = nil, ""
+	s.startHistory()
+	fmt.Fprintf(s.notes, "simrun: gdb: the program ran execve: now %s (%s)\n", s.p.ExePath(), s.p.Arch.Name)
+	if s.execEvents {
+		return s.stopped(cpu.SIGTRAP, "exec:"+string(appendHex(nil, []byte(s.p.ExePath())))+";")
+	}
+	return s.stopped(cpu.SIGTRAP, "")
 }
 
 // stopped reports a stop with Linux signal sig.

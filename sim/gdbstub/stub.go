@@ -35,6 +35,11 @@
 // /proc files, for gdb's "target:" sysroot and for gcore; with gdb's
 // multiprocess+ thread ids carry the process id.
 //
+// Processes: gdb debugs the first process; while it waits for another
+// (a forked child), the others run without gdb until it can run again
+// (linux.Process.RunUntilBack). Its execve is followed into the new
+// machine (execed), reported with exec-events.
+//
 // Not done yet (later slices of the debugging work): reverse execution
 // across fork and execve, signals other than an instruction's fault
 // stopping the guest, and O packets for output.
@@ -58,8 +63,11 @@ import (
 
 // Stub serves one gdb connection for one process.
 type Stub struct {
-	p      *linux.Process
-	m      *cpu.Machine
+	p *linux.Process
+	m *cpu.Machine // the process's machine (another after an execve)
+	// stopM is the machine whose stop flag the run's machines share
+	// (Machine.ShareStop): the interrupts of other goroutines go there.
+	stopM  *cpu.Machine
 	conn   io.ReadWriteCloser
 	notes  io.Writer
 	lay    *layout
@@ -96,6 +104,8 @@ type Stub struct {
 
 	files map[uint64]linux.DebugFile // host I/O: the files gdb opened (hostio.go)
 	multi bool                       // gdb took multiprocess+: thread ids are pPID.TID
+	// execEvents: gdb took exec-events+ (an execve stops with exec:).
+	execEvents bool
 }
 
 // tidText is thread tid as the replies name it: hex, or pPID.TID once
@@ -120,6 +130,12 @@ type watchHit struct {
 	insns uint64 // m.Insns before the accessing instruction
 }
 
+// pauthOn reports whether m's core authenticates pointers (arm64 --pauth).
+func pauthOn(m *cpu.Machine) bool {
+	pa, ok := m.Core.(interface{ PAuthEnabled() bool })
+	return ok && pa.PAuthEnabled()
+}
+
 // errStop ends RunFor when the observer stops the guest.
 var errStop = errors.New("stopped for gdb")
 
@@ -137,15 +153,14 @@ var ErrPause = errors.New("paused for gdb")
 // (stderr). The machine must not have run yet, or be stopped between
 // instructions.
 func New(p *linux.Process, conn io.ReadWriteCloser, notes io.Writer) (*Stub, error) {
-	pa, ok := p.Core.(interface{ PAuthEnabled() bool })
-	lay, err := layoutFor(p.Arch, ok && pa.PAuthEnabled())
+	lay, err := layoutFor(p.Arch, pauthOn(p.Machine))
 	if err != nil {
 		return nil, err
 	}
 	if notes == nil {
 		notes = io.Discard
 	}
-	s := &Stub{p: p, m: p.Machine, conn: conn, notes: notes, lay: lay, bps: map[uint64]byte{}, event: p.CurrentTid()}
+	s := &Stub{p: p, m: p.Machine, stopM: p.Machine, conn: conn, notes: notes, lay: lay, bps: map[uint64]byte{}, event: p.CurrentTid()}
 	s.stop = s.stopReply(cpu.SIGTRAP, "")
 	return s, nil
 }
@@ -155,7 +170,7 @@ func New(p *linux.Process, conn io.ReadWriteCloser, notes io.Writer) (*Stub, err
 // goroutine.
 func (s *Stub) Interrupt() {
 	s.hostStop.Store(true)
-	s.m.RequestStop()
+	s.stopM.RequestStop()
 }
 
 // catcher is the kernel while gdb is attached: syscalls go to the
@@ -262,7 +277,7 @@ func (s *Stub) read() {
 		}
 		if ev.kind == evInterrupt {
 			s.interruptReq.Store(true)
-			s.m.RequestStop()
+			s.stopM.RequestStop()
 		}
 		s.events <- ev
 	}
@@ -409,12 +424,19 @@ func (s *Stub) query(pkt string) {
 		// process id (pPID.TID), so gdb knows the pid the program has
 		// and reads its /proc/PID files for gcore (hostio.go); without
 		// it gdb gives the process a stand-in pid and gcore no maps.
-		s.multi = slices.Contains(strings.Split(args, ";"), "multiprocess+")
+		// exec-events+: an execve of the program is reported as an
+		// exec stop (execed), and gdb loads the new program.
+		offers := strings.Split(args, ";")
+		s.multi = slices.Contains(offers, "multiprocess+")
+		s.execEvents = slices.Contains(offers, "exec-events+")
+		reply := supported
 		if s.multi {
-			s.send(supported + ";multiprocess+")
-		} else {
-			s.send(supported)
+			reply += ";multiprocess+"
 		}
+		if s.execEvents {
+			reply += ";exec-events+"
+		}
+		s.send(reply)
 	case "QStartNoAckMode":
 		s.send("OK")
 		s.noAck = true

@@ -571,7 +571,7 @@ func TestMaxInsns(t *testing.T) {
 // never panic the stub nor change the guest.
 func FuzzGDBPacket(f *testing.F) {
 	for _, s := range []string{"g", "p20", "m4000f0,10", "qXfer:features:read:target.xml:0,100", "Z0,4000f0,4", "z2,10,8", "Hg0", "qSupported:xmlRegisters=i386", "vCont?", "T3e8",
-		"qSupported:multiprocess+", "Hgp3e8.3e8", "vFile:setfs:0", "vFile:open:2f70726f632f313030302f736d617073,0,1c0", "vFile:pread:0,4000,0",
+		"qSupported:multiprocess+;exec-events+", "Hgp3e8.3e8", "vFile:setfs:0", "vFile:open:2f70726f632f313030302f736d617073,0,1c0", "vFile:pread:0,4000,0",
 		"vFile:fstat:0", "vFile:close:0", "vFile:open:2f70726f632f34323030302f6d617073,0,0"} {
 		f.Add(s)
 	}
