@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	pprofile "github.com/google/pprof/profile"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,6 +28,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
+	"simrun/sim/record"
 	"simrun/sim/spe"
 )
 
@@ -34,18 +38,17 @@ var recordArches = []string{"arm64", "s390x"}
 
 // recordProgram runs one bundled program under simrun record's wiring and
 // decodes every record of the AUX stream.
-func recordProgram(t *testing.T, path, event string, period uint64) (*recording, []spe.Record) {
+func recordProgram(t *testing.T, path, event string, period uint64) (*record.Recording, []spe.Record) {
 	t.Helper()
 	var out bytes.Buffer
-	j := recordJob{Event: event, Period: period, Model: "neoverse-n1", AuxPages: 128, Drain: true,
-		Cfg: linux.Config{Args: []string{path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
-	r, err := j.run()
+	r, err := record.Record(context.Background(), linux.Config{Args: []string{path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1},
+		record.Options{Event: event, Period: period})
 	require.NoError(t, err)
-	require.Nil(t, r.exit.Fault, "%s", path)
-	require.False(t, r.truncated)
-	recs, err := spe.Records(r.data)
+	require.Nil(t, r.Exit.Fault, "%s", path)
+	require.False(t, r.Truncated)
+	recs, err := spe.Records(r.AUX)
 	require.NoError(t, err, "%s %s", path, event)
-	require.EqualValues(t, r.u.Written, len(recs), "every written record decodes")
+	require.EqualValues(t, r.Unit.Written, len(recs), "every written record decodes")
 	return r, recs
 }
 
@@ -73,10 +76,10 @@ func TestRecordFiltersEveryProgram(t *testing.T) {
 				r, recs := recordProgram(t, b.Path, "arm_spe//", period)
 				// With no filter and no jitter every interval selects an
 				// op; a selection while one is in flight collides.
-				sel := r.u.PMU.SampleFeed + r.u.PMU.SampleCollision
-				insns := r.m.Insns
+				sel := r.Unit.PMU.SampleFeed + r.Unit.PMU.SampleCollision
+				insns := r.Machine.Insns
 				assert.InDelta(t, float64(insns/period), float64(sel), 1, "selections for %d insns", insns)
-				assert.EqualValues(t, r.u.PMU.SampleFeed, len(recs), "no filter: every sampled op is recorded")
+				assert.EqualValues(t, r.Unit.PMU.SampleFeed, len(recs), "no filter: every sampled op is recorded")
 				assert.GreaterOrEqual(t, float64(len(recs)), 0.9*float64(insns/period))
 
 				// The filters act on the sampled ops at completion, so
@@ -502,34 +505,9 @@ func TestRecordBadOutput(t *testing.T) {
 	require.Len(t, entries, 1, "only the file the test made: %v", entries)
 }
 
-// TestRecordProgress: the progress line is drawn and cleared, and a
-// recording with it is the same as without.
-func TestRecordProgress(t *testing.T) {
-	b, err := programs.Find("aarch64-O2", "listchase")
-	require.NoError(t, err)
-	job := func(progress io.Writer) *recording {
-		var out bytes.Buffer
-		j := recordJob{Event: "arm_spe//", Period: 1024, Model: "neoverse-n1", AuxPages: 128, Drain: true, Progress: progress,
-			Cfg: linux.Config{Args: []string{b.Path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
-		r, err := j.run()
-		require.NoError(t, err)
-		return r
-	}
-	var line bytes.Buffer
-	with, without := job(&line), job(nil)
-	assert.Equal(t, without.data, with.data, "the progress line changes nothing")
-	assert.Equal(t, without.m.Insns, with.m.Insns)
-
-	u, err := spe.NewUnit(spe.Presets["neoverse-n1"], 1)
-	require.NoError(t, err)
-	u.Written, u.PMU.SampleBufferFull = 12, 3
+// TestIsTerminal: the progress line is drawn on a terminal only.
+func TestIsTerminal(t *testing.T) {
 	var w bytes.Buffer
-	long := time.Now().Add(-time.Second)
-	p := &progress{w: &w, u: u, start: long, last: long}
-	nop := cpu.NewOpInfo(4)
-	p.Want(cpu.BatchOf(slices.Repeat([]cpu.Retired{{Info: &nop}}, 5000), 2))
-	p.done()
-	assert.Regexp(t, `^\r\x1b\[K\[ simrun record: 5000 instructions, [0-9.]+ MIPS, 12 samples, 3 buffer fills \]\r\x1b\[K$`, w.String())
 	assert.False(t, isTerminal(&w), "a buffer is not a terminal")
 	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	require.NoError(t, err)
@@ -889,9 +867,29 @@ func TestRecordDynamic(t *testing.T) {
 				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
 			}
 			data := filepath.Join(t.TempDir(), "perf.data")
-			st, out, stderr := run(t, "record", "-o", data, "--format", "perf,folded", b.Path, programs.DynamicSource("wc"))
+			st, out, stderr := run(t, "record", "-o", data, "--format", "perf,folded,pprof", b.Path, programs.DynamicSource("wc"))
 			require.Equal(t, 0, st, stderr)
 			require.Contains(t, out, programs.DynamicSource("wc"))
+			// pprof: each object is a Mapping of its own, with its file
+			// and build-id; libc's samples are in libc's.
+			pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
+			require.NoError(t, err)
+			prof, err := pprofile.Parse(pb)
+			pb.Close()
+			require.NoError(t, err)
+			require.NoError(t, prof.CheckValid())
+			inObj := map[string]int{}
+			for _, s := range prof.Sample {
+				if m := s.Location[0].Mapping; m != nil {
+					inObj[filepath.Base(m.File)]++
+					assert.NotEmpty(t, m.BuildID, "%s has a build-id", m.File)
+				}
+				if l := s.Location[0]; l.Mapping != nil && filepath.Base(l.Mapping.File) == "libc.so.6" && len(l.Line) > 0 {
+					assert.NotEqual(t, "main", l.Line[0].Function.Name)
+				}
+			}
+			assert.Positive(t, inObj["wc"], "samples in the program's mapping: %v", inObj)
+			assert.Positive(t, inObj["libc.so.6"], "samples in libc's mapping: %v", inObj)
 			// simrun's own outputs name libc's exported functions too.
 			folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
 			require.NoError(t, err)
@@ -1139,6 +1137,58 @@ func TestRecordThreads(t *testing.T) {
 				}
 			}
 			golden(t, "record-threads-"+config+".txt", strings.Join(side, "\n")+"\n")
+		})
+	}
+}
+
+// TestPerfHeaders: the headers perf record writes beside the data are
+// there for the tools that need them: HEADER_BUILD_ID for every mapped
+// file (perf buildid-list, the oracle, lists each with its own build-id)
+// and the CPU, NUMA and memory topology without which perf c2c report
+// refuses the file ("Failed setup nodes") or cannot place physical
+// addresses.
+func TestPerfHeaders(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	for _, b := range programs.DynamicBinaries("") {
+		if b.Name != "wc" {
+			continue
+		}
+		t.Run(b.Config.Arch, func(t *testing.T) {
+			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
+			}
+			data := filepath.Join(t.TempDir(), "perf.data")
+			st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,pa_enable=1,load_filter=1,store_filter=1/", "-c", "512",
+				"-o", data, b.Path, programs.DynamicSource("wc"))
+			require.Equal(t, 0, st, stderr)
+			out, err := exec.Command(perf, "buildid-list", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			ids := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				id, file, ok := strings.Cut(l, " ")
+				require.True(t, ok, l)
+				ids[filepath.Base(file)] = id
+				f, err := os.Open(file)
+				require.NoError(t, err)
+				assert.Equal(t, hex.EncodeToString(profile.ReadBuildID(f)), id, "%s", file)
+				f.Close()
+			}
+			assert.Contains(t, ids, "wc")
+			assert.Contains(t, ids, "libc.so.6")
+			assert.Len(t, ids, 3, "the program, ld.so and libc: %v", ids)
+
+			hdr, err := exec.Command(perf, "report", "--header-only", "-I", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", hdr)
+			assert.Contains(t, string(hdr), "# node0 cpu list : 0")
+			assert.Contains(t, string(hdr), "# CPU 0: Core ID 0, Die ID 0, Socket ID 0")
+			assert.Regexp(t, `# memory nodes \(nr 1, block size 0x8000000\):\n#\s+0 \[4G\]: 16-47`, string(hdr))
+
+			c2c, err := exec.Command(perf, "c2c", "report", "--stdio", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", c2c)
+			assert.NotContains(t, string(c2c), "failed to find node")
+			m := regexp.MustCompile(`Load Operations\s+:\s+(\d+)`).FindStringSubmatch(string(c2c))
+			require.NotNil(t, m, "%s", c2c)
+			assert.NotEqual(t, "0", m[1], "c2c reads the sampled loads")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"simrun/sim/cpu"
@@ -156,11 +157,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// The first SIGINT, SIGTERM or SIGHUP stops the program; the trace
 	// is written up to there (see interrupt.go).
 	defer interrupts.hold()()
-	interrupts.setStop(m.RequestStop)
+	interrupts.setStop(func(syscall.Signal) { m.RequestStop() })
 	start := time.Now()
 	var exit *cpu.Exit
 	if stub != nil {
-		interrupts.setStop(stub.Interrupt)
+		interrupts.setStop(func(syscall.Signal) { stub.Interrupt() })
 		exit, err = stub.Serve()
 		m.StopTiming()
 	} else {
@@ -176,7 +177,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	sig := interrupts.signal()
 	if errors.Is(err, cpu.ErrStopped) {
 		exit, err = &cpu.Exit{Status: 128 + int(sig)}, nil
-		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, signalName(sig), cur.Insns)
+		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, linux.SignalName(int(sig)), cur.Insns)
 	}
 	if err != nil {
 		return err

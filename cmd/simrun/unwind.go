@@ -11,6 +11,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/infile"
 	"simrun/sim/linux"
+	"simrun/sim/record"
 	"simrun/sim/unwind"
 )
 
@@ -178,7 +179,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return err
 	}
 	if *pauth {
-		if err := enablePAuth(m); err != nil {
+		if err := linux.EnablePAuth(m); err != nil {
 			return err
 		}
 	}
@@ -239,7 +240,7 @@ func newCheck(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOptions
 		return nil, err
 	}
 	if p := linux.Of(m); p != nil && p.Interp != nil {
-		copt.Resolve = codeResolver(p) // each frame in the object that maps it
+		copt.Resolve = record.CodeResolver(p) // each frame in the object that maps it
 	}
 	copt.Program = programOf()
 	c, err := unwind.NewChecker(m, obj, copt)
@@ -252,35 +253,6 @@ func newCheck(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOptions
 	return c, nil
 }
 
-// pauthCore is implemented by cores with pointer authentication (arm64).
-type pauthCore interface {
-	EnablePAuth(seed uint64)
-}
-
-// enablePAuth turns pointer authentication on for m's core, with keys
-// derived from the run's seed.
-func enablePAuth(m *cpu.Machine) error {
-	c, ok := m.Core.(pauthCore)
-	if !ok {
-		return errors.New("--pauth: the " + m.Arch.Name + " core has no pointer authentication")
-	}
-	p := linux.Of(m)
-	c.EnablePAuth(p.Cfg.Seed)
-	// Every process of the run has it too: a forked child keeps its
-	// parent's keys (it returns through frames the parent signed), and
-	// a program execve starts gets keys of its own — here the same ones,
-	// from the same seed. (A program of an architecture without it runs
-	// without.)
-	p.System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
-		if e.Kind == linux.ProcessForked || e.Kind == linux.ProcessExeced {
-			if c, ok := q.Core.(pauthCore); ok {
-				c.EnablePAuth(q.Cfg.Seed)
-			}
-		}
-	})
-	return nil
-}
-
 // followThreads makes the checker's truth follow the kernel: one shadow
 // stack per thread of every process, a signal frame per handler entered,
 // a forked process's copied from its parent's caller, execve's afresh;
@@ -291,7 +263,7 @@ func followThreads(p *linux.Process, c *unwind.Checker) {
 		case linux.ThreadSwitched, linux.ProcessSwitched:
 			c.SwitchThread(e.Tid, e.PC)
 		case linux.SignalEntered:
-			c.SignalOn(q.Core, e.PC, e.SP)
+			c.SignalOn(q.Machine, e.PC, e.SP)
 		case linux.SignalReturned:
 			c.SigReturn()
 		case linux.ProcessForked:
@@ -299,7 +271,7 @@ func followThreads(p *linux.Process, c *unwind.Checker) {
 			c.Fork(e.Tid, q.Comm(), e.SP != 0)
 		case linux.ProcessExeced:
 			c.Attach(q.Machine)
-			c.Exec(e.Tid, q.Comm())
+			c.Exec(e.Tid, q.Comm(), q.Machine)
 		case linux.ProcessExited:
 			c.Detach(q.Machine)
 		}
@@ -330,7 +302,7 @@ func programOf() func(m *cpu.Machine) (*unwind.Object, unwind.Resolver, error) {
 		}
 		var res unwind.Resolver
 		if q.Interp != nil {
-			res = codeResolver(q)
+			res = record.CodeResolver(q)
 		}
 		return o, res, nil
 	}

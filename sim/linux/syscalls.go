@@ -567,11 +567,15 @@ func sysGetrandom(p *Process, a [6]uint64) uint64 {
 	return n
 }
 
-func signalName(sig int) string {
-	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
-		7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
-		14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP", 24: "SIGXCPU", 31: "SIGSYS"}
-	if n, ok := names[sig]; ok {
+// signalNames are the Linux signals' names as kill -l prints them, with
+// the SIG (the generic numbering both architectures use).
+var signalNames = map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
+	7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+	14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP", 24: "SIGXCPU", 31: "SIGSYS"}
+
+// SignalName is signal sig's name ("SIGINT"), or "signal N".
+func SignalName(sig int) string {
+	if n, ok := signalNames[sig]; ok {
 		return n
 	}
 	return fmt.Sprintf("signal %d", sig)
