@@ -103,7 +103,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *pauth {
-		if err := enablePAuth(m); err != nil {
+		if err := linux.EnablePAuth(m); err != nil {
 			return err
 		}
 	}
