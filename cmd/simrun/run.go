@@ -38,6 +38,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	gdbAt := fs.String("gdb", "", "wait for gdb on `ENDPOINT` (PORT, HOST:PORT or unix:PATH) before the first instruction")
 	coreFile := fs.String("core", "", "if the program dies of a signal that dumps core (SIGSEGV, SIGABRT, ...), write an ELF core file to `FILE` for gdb (see docs/gdb.md)")
 	tty := fs.Bool("tty", false, "standard streams on a terminal are terminals to the guest, its controlling terminal (job control; see docs/linux-abi.md)")
+	pauth := fs.Bool("pauth", false, "arm64: pointer authentication on (paciasp/autiasp/retaa... sign and authenticate, keys from --seed); gdb then sees the PAC masks (docs/gdb.md)")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
 	cpus := fs.Int("cpus", 1, fmt.Sprintf("simulate `N` CPUs (1 to %d): threads run on them by affinity or thread number, interleaved by virtual time; with the timing model each is a core of the model with its own L1D, L2, TLB and predictors, sharing the last-level cache coherently (see ARCHITECTURE.md)", linux.MaxCPUs))
 	cpuStep := fs.Uint64("cpu-step", linux.DefaultCoreStep, fmt.Sprintf("with --cpus N > 1, the cores advance in steps of `N` instructions (at least %d): cache lines bounce between cores at most once a step (shorter: more faithful contention, slower)", linux.MinCoreStep))
@@ -112,6 +113,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	m, err := linux.Load(prog, cfg)
 	if err != nil {
 		return err
+	}
+	if *pauth {
+		if err := linux.EnablePAuth(m); err != nil {
+			return err
+		}
 	}
 	if *cpuModel != "" || *stats {
 		name := *cpuModel

@@ -103,6 +103,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
 	expect := fs.String("expect", "", "known divergences in `FILE` (one per line: conditions method=, at=, row=, via=, then \" -- \" and the reason): those it explains do not set the exit status")
 	guest := addGuestFlags(fs)
+	against := addAgainstFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -126,6 +127,10 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		if err != nil {
 			return usage("--expect: %v", err)
 		}
+	}
+	withGDB, err := against.on()
+	if err != nil {
+		return usage("%v", err)
 	}
 	policy, err := unwind.ParsePolicy(*policyText)
 	if err != nil {
@@ -184,7 +189,16 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		SFrameVersion: uint8(*sframeVersion), Examples: *examples,
 	}
 	start := time.Now()
-	r, err := checkMachine(m, prog, data, copt)
+	var r *unwind.Report
+	var gr *gdbReport
+	if withGDB {
+		var c *unwind.Checker
+		if c, err = newCheck(m, prog, data, copt); err == nil {
+			r, gr, err = against.checkAgainstGDB(m, c, prog, stderr)
+		}
+	} else {
+		r, err = checkMachine(m, prog, data, copt)
+	}
 	wall := time.Since(start)
 	if err != nil {
 		return err
@@ -192,12 +206,17 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if err := r.Write(stdout); err != nil {
 		return err
 	}
+	if gr != nil {
+		if err := gr.Write(stdout, *examples); err != nil {
+			return err
+		}
+	}
 	if *stats {
 		fc := r.FrameChecks()
 		fmt.Fprintf(stderr, "wall time: %.3f s\ninstructions: %d (%.2f M/s)\nframe checks: %d (%.2f M/s)\n",
 			wall.Seconds(), r.Insns, float64(r.Insns)/wall.Seconds()/1e6, fc, float64(fc)/wall.Seconds()/1e6)
 	}
-	if r.Failed() {
+	if r.Failed() || (gr != nil && gr.disagreements() > 0) {
 		return exitError{1}
 	}
 	return nil
@@ -207,6 +226,15 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 // each frame is looked up in the object that maps it, every process and
 // thread has its own truth.
 func checkMachine(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOptions) (*unwind.Report, error) {
+	c, err := newCheck(m, prog, data, copt)
+	if err != nil {
+		return nil, err
+	}
+	return c.Run()
+}
+
+// newCheck is checkMachine's checker, not run yet.
+func newCheck(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOptions) (*unwind.Checker, error) {
 	obj, err := unwind.NewObject(prog, data)
 	if err != nil {
 		return nil, err
@@ -222,7 +250,7 @@ func checkMachine(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOpt
 	if p := linux.Of(m); p != nil {
 		followThreads(p, c)
 	}
-	return c.Run()
+	return c, nil
 }
 
 // followThreads makes the checker's truth follow the kernel: one shadow

@@ -220,6 +220,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		return errno(ENOEXEC)
 	}
 	old := p.Machine
+	nq.Machine.ShareStop(old) // stopped with the run's other machines
 	if err := nq.Machine.ShareTiming(old); err != nil {
 		return errno(ENOEXEC) // a core the timing model cannot follow
 	}

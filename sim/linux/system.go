@@ -185,10 +185,44 @@ func Run(m *cpu.Machine) (*cpu.Exit, error) { return m.Run() }
 // (cpu.Yielder).
 func (p *Process) RunOthers(m *cpu.Machine) (*cpu.Exit, error) { return p.sys.run(true) }
 
+// RunUntilBack runs the other processes while p's machine is away: after
+// it yielded (yielded), or again after a stop while another ran. It
+// returns (nil, nil) once the scheduler hands the core back to p (or p
+// ended meanwhile, killed), the end of the run when the first process
+// ends, or ErrStopped after the first process's RequestStop. A debugger
+// stub runs p's machine itself and the rest of the system this way.
+func (p *Process) RunUntilBack(yielded bool) (*cpu.Exit, error) {
+	return p.sys.runUntil(yielded, p)
+}
+
+// EndRun ends the run after p, the first process, ended while something
+// other than System's own loop ran it (a debugger stub): its end is
+// recorded as the loop records it, and every other process is killed,
+// as when the first process ends.
+func (p *Process) EndRun(exit *cpu.Exit) {
+	s := p.sys
+	if p != s.first || exit == nil {
+		return
+	}
+	s.ended(p, exit)
+	s.endOthers()
+}
+
+// Away reports whether the core is with another process than p (p's
+// machine yielded and the scheduler has not handed it back).
+func (p *Process) Away() bool { return p.sys.cur != p }
+
 // run runs the system until the first process ends; yielded says the
 // running machine has just yielded.
-func (s *System) run(yielded bool) (*cpu.Exit, error) {
+func (s *System) run(yielded bool) (*cpu.Exit, error) { return s.runUntil(yielded, nil) }
+
+// runUntil is run that also returns (nil, nil) when the core comes back
+// to process back (nil: never).
+func (s *System) runUntil(yielded bool, back *Process) (*cpu.Exit, error) {
 	for {
+		if back != nil && !yielded && (s.cur == back || back.ended || back.Exited()) {
+			return nil, nil
+		}
 		p := s.cur
 		var exit *cpu.Exit
 		var err error
@@ -551,6 +585,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 		}
 		return errno(ENOSYS)
 	}
+	m.ShareStop(p.Machine) // an interrupt stops whichever process runs
 	q := new(Process)
 	*q = *p
 	q.Machine, m.Kernel = m, q

@@ -572,6 +572,10 @@ func (c *Checker) expected(m Method, k int) bool {
 	return false
 }
 
+// FuncName is the name of the function holding pc (the program's, else
+// another object's), without an offset; "?" when no symbol holds it.
+func (r *Report) FuncName(pc uint64) string { return r.funcName(pc) }
+
 // funcName is the name of the function holding pc without an offset,
 // or, for code without a symbol, the report's name of pc.
 func (r *Report) funcName(pc uint64) string {
@@ -603,6 +607,10 @@ func (r *Report) object(pc uint64) string {
 	}
 	return "?"
 }
+
+// Name names pc as the report does: function+offset in the program or
+// another object, else "?".
+func (r *Report) Name(pc uint64) string { return r.name(pc) }
 
 // name names pc for the report: the program's function, else another
 // object's, else "?".
@@ -660,6 +668,12 @@ func (c *Checker) Run() (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.Finish(exit), nil
+}
+
+// Finish completes the report of a run that something else drove to its
+// end (a gdb stub's Serve) with how it ended.
+func (c *Checker) Finish(exit *cpu.Exit) *Report {
 	c.report.Exit = exit
 	c.report.Insns = c.doneInsns
 	for _, mc := range c.list {
@@ -673,7 +687,7 @@ func (c *Checker) Run() (*Report, error) {
 			}
 		}
 	}
-	return c.report, nil
+	return c.report
 }
 
 // Write prints the report.
