@@ -28,7 +28,7 @@ var teachCmds = []string{
 	"info registers sp x29 x30",
 }
 
-var teachBlockRE = regexp.MustCompile("(?s)(<!-- gdb-session: fib -->\n```console\n)(.*?)(```)")
+var teachBlockRE = regexp.MustCompile("(?s)(<!-- gdb-session: fib -->\n```text\n)(.*?)(```)")
 
 // TestGDBTeaching runs the README's gdb session against simrun run -g and
 // keeps its transcript in README.md (-update rewrites it): the commands
