@@ -107,10 +107,11 @@ type Side struct {
 // AuxChunk is one piece of SPE data as perf record copied it out of the
 // AUX area, with the PERF_RECORD_AUX that announced it.
 type AuxChunk struct {
-	Offset uint64 // position in the AUX ring
+	Offset uint64 // position in the AUX ring (its CPU's)
 	Data   []byte
 	Flags  uint64 // PERF_AUX_FLAG_*
 	Time   uint64 // ns
+	CPU    int    // the CPU whose SPE unit wrote it (below PerfData.CPUs)
 }
 
 // Callchain is a sample record carrying a call stack (issue: callchains on
@@ -120,6 +121,7 @@ type Callchain struct {
 	Stack    []uint64 // innermost first, starting with IP
 	Tid      uint32   // the sampled thread (0: the process's main thread, PID)
 	Pid      uint32   // its process (0: PID)
+	CPU      int      // the CPU it ran on
 }
 
 // Thread is a thread the process created after its main one: perf.data
@@ -169,13 +171,35 @@ type PerfData struct {
 	// Simrun, if not empty, is written as simrun's own feature section
 	// (bit FeatSimrun): perf skips feature bits it does not know.
 	Simrun []byte
+	// CPUs is the number of simulated CPUs (0 or 1: one). With several,
+	// the SPE event is opened on each, as perf record -a opens it: one
+	// event id and one AUX area per CPU, each chunk in its CPU's queue,
+	// and the topology features list every CPU (one core each, one
+	// socket, one NUMA node).
+	CPUs int
 }
+
+// maxPerfCPUs bounds PerfData.CPUs (simrun's --cpus limit).
+const maxPerfCPUs = 64
+
+// speID is the id of the SPE event opened on cpu: idSPE on CPU 0, as
+// with one CPU.
+func speID(cpu int) uint64 {
+	if cpu == 0 {
+		return idSPE
+	}
+	return idSPECPUs + uint64(cpu)
+}
+
+// cpus is the number of CPUs the file describes.
+func (p *PerfData) cpus() int { return max(p.CPUs, 1) }
 
 // Event ids: keep clear of perf's synthesized ids (id + 1000000000).
 const (
 	idSPE       = 17
 	idDummy     = 18
 	idCallchain = 19
+	idSPECPUs   = 100 // + cpu: the SPE event on CPUs other than 0
 )
 
 type buf struct {
@@ -279,10 +303,15 @@ func (p *PerfData) trailerTid(b *buf, t uint64, id uint64, tid uint32) {
 // trailerPid is the sample_id trailer of a record about thread tid of
 // process pid.
 func (p *PerfData) trailerPid(b *buf, t uint64, id uint64, pid, tid uint32) {
+	p.trailerCPU(b, t, id, pid, tid, 0)
+}
+
+// trailerCPU is the sample_id trailer of a record written on cpu.
+func (p *PerfData) trailerCPU(b *buf, t uint64, id uint64, pid, tid uint32, cpu int) {
 	b.u32(pid)
 	b.u32(tid)
 	b.u64(t)
-	b.u32(0) // cpu
+	b.u32(uint32(cpu))
 	b.u32(0)
 	b.u64(id)
 }
@@ -475,15 +504,36 @@ func (p *PerfData) WriteFile(path string) error {
 // WriteTo writes the perf.data file.
 func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	const hdrSize = 104
+	if p.CPUs < 0 || p.CPUs > maxPerfCPUs {
+		return 0, fmt.Errorf("perf.data: %d CPUs (1 to %d)", p.CPUs, maxPerfCPUs)
+	}
+	for i, c := range p.Chunks {
+		if c.CPU < 0 || c.CPU >= p.cpus() {
+			return 0, fmt.Errorf("perf.data: AUX chunk %d is CPU %d's, of %d CPUs", i, c.CPU, p.cpus())
+		}
+	}
+	for i, s := range p.Samples {
+		if s.CPU < 0 || s.CPU >= p.cpus() {
+			return 0, fmt.Errorf("perf.data: callchain sample %d is CPU %d's, of %d CPUs", i, s.CPU, p.cpus())
+		}
+	}
+	var speIDs []uint64
+	for cpu := range p.cpus() {
+		speIDs = append(speIDs, speID(cpu))
+	}
 	attrs := [][]byte{p.speAttr(), p.dummyAttr()}
-	ids := []uint64{idSPE, idDummy}
+	ids := [][]uint64{speIDs, {idDummy}}
 	names := []string{"arm_spe_0//u", "dummy:u"}
 	if len(p.Samples) > 0 {
-		attrs, ids, names = append(attrs, p.callchainAttr()), append(ids, idCallchain), append(names, "spe-callchain:u")
+		attrs, ids, names = append(attrs, p.callchainAttr()), append(ids, []uint64{idCallchain}), append(names, "spe-callchain:u")
+	}
+	nids := 0
+	for _, l := range ids {
+		nids += len(l)
 	}
 	attrsOff := uint64(hdrSize)
 	idsOff := attrsOff + uint64(len(attrs))*fileAttrSize
-	dataOff := idsOff + uint64(len(ids))*8
+	dataOff := idsOff + uint64(nids)*8
 
 	// Data section.
 	var rerr error // the first record that does not fit
@@ -508,6 +558,15 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	ai.u64(SPEType) // priv[0]: PMU type (metadata v1, what perf 6.1 reads)
 	ai.u64(1)       // priv[1]: per-cpu mmaps
 	record(&d, recAuxtraceInfo, 0, ai.Bytes())
+	// The first chunk's time on each CPU other than 0: its ITRACE_START
+	// goes there (perf record writes one when the event first runs on a
+	// CPU).
+	cpuStart := map[int]uint64{}
+	for _, c := range p.Chunks {
+		if _, ok := cpuStart[c.CPU]; !ok && c.CPU != 0 {
+			cpuStart[c.CPU] = min(c.Time, p.Start)
+		}
+	}
 
 	side := p.Side
 	if len(side) == 0 {
@@ -525,6 +584,17 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		it.u32(p.PID)
 		p.trailer(&it, p.Start, idSPE)
 		record(&d, recITRACEStart, 0, it.Bytes())
+		for cpu := 1; cpu < p.cpus(); cpu++ {
+			t, ok := cpuStart[cpu]
+			if !ok {
+				continue // no data: the event never wrote there
+			}
+			var it buf
+			it.u32(p.PID)
+			it.u32(p.PID)
+			p.trailerCPU(&it, t, speID(cpu), p.PID, p.PID, cpu)
+			record(&d, recITRACEStart, 0, it.Bytes())
+		}
 	}
 	var exits []Side // the EXITs of PID and Threads go after the data
 	for i, r := range side {
@@ -574,7 +644,7 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		sb.u32(pid)
 		sb.u32(tid)
 		sb.u64(s.Time)
-		sb.u32(0) // cpu
+		sb.u32(uint32(s.CPU))
 		sb.u32(0)
 		sb.u64(uint64(len(s.Stack)) + 1)
 		sb.u64(0xfffffffffffffe00) // PERF_CONTEXT_USER
@@ -589,7 +659,7 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		size := uint64(len(c.Data))
 		ax.u64(size)
 		ax.u64(c.Flags)
-		p.trailer(&ax, c.Time, idSPE)
+		p.trailerCPU(&ax, c.Time, speID(c.CPU), p.PID, p.PID, c.CPU)
 		record(&d, recAUX, 0, ax.Bytes())
 	}
 	for i, c := range p.Chunks {
@@ -602,9 +672,9 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		at.u64(uint64(len(data)))
 		at.u64(c.Offset)
 		at.u64(uint64(i) + 1) // reference
-		at.u32(0)             // idx: the queue of cpu 0
+		at.u32(uint32(c.CPU)) // idx: the queue of its CPU (one AUX area per CPU)
 		at.u32(0xffffffff)    // tid -1: per-cpu buffer
-		at.u32(0)             // cpu
+		at.u32(uint32(c.CPU)) // cpu
 		at.u32(0)
 		record(&d, recAuxtrace, 0, at.Bytes()) // header.size counts only these 48 bytes
 		d.Write(data)
@@ -629,9 +699,14 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		b.perfString(s)
 		return b.Bytes()
 	}
+	n := p.cpus()
+	cpuList := "0"
+	if n > 1 {
+		cpuList = fmt.Sprintf("0-%d", n-1)
+	}
 	var nr buf
-	nr.u32(1)
-	nr.u32(1)
+	nr.u32(uint32(n)) // available
+	nr.u32(uint32(n)) // online
 	var cl buf
 	cl.u32(uint32(len(p.Cmdline)))
 	for _, a := range p.Cmdline {
@@ -642,24 +717,32 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	ed.u32(attrSize)
 	for i, name := range names {
 		ed.Write(attrs[i])
-		ed.u32(1)
+		ed.u32(uint32(len(ids[i])))
 		ed.perfString(name)
-		ed.u64(ids[i])
+		for _, id := range ids[i] {
+			ed.u64(id)
+		}
 	}
 	// The machine's shape, which perf c2c report and perf mem need to
 	// place each sample's CPU (they refuse a file without a NUMA node
-	// map): one CPU, its own core and socket, one node holding it and
-	// the guest's memory.
+	// map): each CPU its own core (one thread each), all in one socket
+	// and die, one node holding them and the guest's memory.
 	var ct buf
-	ct.u32(1) // sibling sockets (core lists)
-	ct.perfString("0")
-	ct.u32(1) // sibling threads
-	ct.perfString("0")
-	ct.u32(0) // cpu 0: core id
-	ct.u32(0) // socket id
+	ct.u32(1) // sibling sockets: the CPUs of each socket
+	ct.perfString(cpuList)
+	ct.u32(uint32(n)) // sibling threads: the CPUs of each core
+	for cpu := range n {
+		ct.perfString(fmt.Sprint(cpu))
+	}
+	for cpu := range n {
+		ct.u32(uint32(cpu)) // core id
+		ct.u32(0)           // socket id
+	}
 	ct.u32(1) // sibling dies
-	ct.perfString("0")
-	ct.u32(0)             // cpu 0: die id
+	ct.perfString(cpuList)
+	for range n {
+		ct.u32(0) // die id
+	}
 	const memKB = 4 << 20 // what the guest sees in /proc/meminfo's MemTotal
 	var tm buf
 	tm.u64(memKB)
@@ -668,7 +751,7 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	nt.u32(0) // node 0
 	nt.u64(memKB)
 	nt.u64(memKB)
-	nt.perfString("0")
+	nt.perfString(cpuList)
 	// Which node each physical memory block is on (perf c2c maps the
 	// sampled physical addresses to nodes with it): node 0 holds the
 	// 4 GiB from 0x80000000, where the SPE unit hands out frames
@@ -754,13 +837,17 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	for _, w := range bitmap {
 		h.u64(w)
 	}
+	off := idsOff
 	for i, a := range attrs {
 		h.Write(a)
-		h.u64(idsOff + uint64(i)*8)
-		h.u64(8)
+		h.u64(off)
+		h.u64(uint64(len(ids[i])) * 8)
+		off += uint64(len(ids[i])) * 8
 	}
-	for _, id := range ids {
-		h.u64(id)
+	for _, l := range ids {
+		for _, id := range l {
+			h.u64(id)
+		}
 	}
 	var total int64
 	for _, part := range [][]byte{h.Bytes(), d.Bytes(), sections.Bytes(), bodies.Bytes()} {

@@ -2,9 +2,11 @@ package profile
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -212,4 +214,68 @@ func TestRecordSizeLimit(t *testing.T) {
 		assert.NotContains(t, string(out), "failed to process type", c.name)
 		assert.Contains(t, string(out), "PERF_RECORD_SAMPLE", c.name)
 	}
+}
+
+// TestPerfDataCPUs: a recording of two CPUs, as perf record -a writes
+// one: the SPE event opened on each (its own id), each CPU's AUX data in
+// its own queue, and the topology of two cores. Stock perf reads each
+// chunk on its CPU (perf report -D), attributes the samples decoded
+// from it to that CPU (perf script's [001]), and perf c2c report reads
+// the file. A chunk of a CPU past CPUs is an error.
+func TestPerfDataCPUs(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	f := spe.Presets["neoverse-n1"]
+	bin := hello(t)
+	pc := symbolAddr(t, bin.Path, "main")
+	p := &PerfData{MIDR: 0x413fd0c1, CPUDesc: "simrun Neoverse-N1", Cmdline: []string{"simrun", "record"},
+		Period: 4096, PID: 4242, Comm: "hello", CPUs: 2,
+		Maps: []Map{{Start: 0x400000, Len: 0x10000, Prot: 5, Filename: bin.Path}},
+		Chunks: []AuxChunk{{Offset: 0, Data: padTo8(sampleRecords(&f, pc)), Time: 5000, CPU: 0},
+			{Offset: 0, Data: padTo8(sampleRecords(&f, pc+0x10)), Time: 5100, CPU: 1}},
+		Samples: []Callchain{{IP: pc, Time: 1000, Stack: []uint64{pc}, CPU: 1}},
+		Start:   0, End: 6000}
+	p.Config[0] = 1
+	path := filepath.Join(t.TempDir(), "perf.data")
+	require.NoError(t, p.WriteFile(path))
+
+	out, err := exec.Command(perf, "report", "-D", "-i", path).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `PERF_RECORD_AUXTRACE size: 0x[0-9a-f]+  offset: 0  ref: 0x1  idx: 0  tid: -1  cpu: 0`, string(out))
+	assert.Regexp(t, `PERF_RECORD_AUXTRACE size: 0x[0-9a-f]+  offset: 0  ref: 0x2  idx: 1  tid: -1  cpu: 1`, string(out))
+	assert.Len(t, speDumpLines(string(out)), 2*len(strings.Split(strings.TrimSpace(dumpOf(t, sampleRecords(&f, pc))), "\n")), "both CPUs' packets")
+
+	out, err = exec.Command(perf, "script", "-i", path, "-F", "cpu,event,ip").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	perCPU := map[string]int{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := regexp.MustCompile(`^\s*\[(\d+)\]\s+memory:`).FindStringSubmatch(l); m != nil {
+			perCPU[m[1]]++
+		}
+	}
+	assert.Equal(t, perCPU["000"], perCPU["001"], "as many memory samples on each CPU: %v\n%s", perCPU, out)
+	assert.Positive(t, perCPU["001"], "%s", out)
+
+	hdr, err := exec.Command(perf, "report", "--header-only", "-I", "-i", path).CombinedOutput()
+	require.NoError(t, err, "%s", hdr)
+	for _, want := range []string{"# nrcpus online : 2", "# nrcpus avail : 2", "# node0 cpu list : 0-1",
+		"# CPU 0: Core ID 0, Die ID 0, Socket ID 0", "# CPU 1: Core ID 1, Die ID 0, Socket ID 0",
+		"id = { 17, 101 }"} {
+		assert.Contains(t, string(hdr), want)
+	}
+	c2c, err := exec.Command(perf, "c2c", "report", "--stdio", "-i", path).CombinedOutput()
+	require.NoError(t, err, "%s", c2c)
+	assert.NotContains(t, string(c2c), "failed")
+
+	p.Chunks[1].CPU = 2
+	_, err = p.WriteTo(io.Discard)
+	assert.ErrorContains(t, err, "AUX chunk 1 is CPU 2's, of 2 CPUs")
+	p.Chunks[1].CPU, p.CPUs = 1, 65
+	_, err = p.WriteTo(io.Discard)
+	assert.ErrorContains(t, err, "65 CPUs")
+}
+
+func dumpOf(t *testing.T, data []byte) string {
+	var b bytes.Buffer
+	require.NoError(t, spe.Dump(&b, padTo8(data)))
+	return b.String()
 }
