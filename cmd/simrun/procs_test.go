@@ -161,3 +161,45 @@ func TestRecordProcessesExec(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordThreadsDynamic: a recording of Debian's xz compressing with
+// two worker threads (dynamically linked: liblzma, libc, ld.so) holds
+// each thread's samples, and perf script (the oracle, through --symfs)
+// shows their callchains crossing the objects by name: a worker's stack
+// ends in libc's start_thread, named from libc6-dbg's debug file as
+// perf finds it.
+func TestRecordThreadsDynamic(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			sysroot, err := debian.Sysroot(arch)
+			if err != nil {
+				t.Skipf("no Debian %s sysroot (programs/debian/fetch.sh): %v", arch, err)
+			}
+			dir := t.TempDir()
+			require.NoError(t, debian.Prepare(dir))
+			data := filepath.Join(dir, "perf.data")
+			st, _, stderr := run(t, "record", "--quiet", "-e", "arm_spe/ts_enable=1/", "-c", "4096", "--callchain", "sframe",
+				"-L", sysroot, "-o", data, filepath.Join(sysroot, "usr", "bin", "xz"), "-T2", "--block-size=16KiB", "-1", "-c",
+				filepath.Join(dir, "big.txt"))
+			require.Equal(t, 0, st, stderr)
+			out, err := exec.Command(perf, "script", "-i", data, "--symfs", sysroot, "-F", "comm,tid,ip,sym,dso").Output()
+			require.NoError(t, err)
+			perTid := map[string]int{}
+			workerChains := 0
+			for _, block := range strings.Split(string(out), "\n\n") {
+				f := strings.Fields(block)
+				if len(f) < 2 || f[0] != "xz" {
+					continue
+				}
+				perTid[f[1]]++
+				if (f[1] == "1001" || f[1] == "1002") && strings.Contains(block, " start_thread (") && strings.Contains(block, "/libc.so.6)") {
+					workerChains++
+				}
+			}
+			assert.Positive(t, perTid["1001"], "%v", perTid)
+			assert.Positive(t, perTid["1002"], "%v", perTid)
+			assert.Positive(t, workerChains, "a worker's callchain ends in libc's start_thread:\n%.3000s", out)
+		})
+	}
+}
