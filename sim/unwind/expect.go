@@ -25,13 +25,16 @@ import (
 //	via=GLOB   a true frame before the wrong one is in such a function
 //	entry=program  frame 0 is the running program's entry point (its ELF
 //	           e_entry, where crt1's _start is, named or stripped)
+//	entry=start    frame 0 is in the 64 bytes from the entry point: glibc's
+//	           aarch64 start.S, _start with __wrap_main at its end (15
+//	           instructions), named or stripped
 //
 // GLOBs match function names as the report prints them (path.Match
 // syntax): a symbol's name, or OBJECT+0xOFFSET for code without one.
 type Expectation struct {
 	Method       Method // 0: any
 	At, Row, Via string // "": any
-	AtEntry      bool   // entry=program
+	AtEntry      uint64 // entry=program: 1 (the entry's pc), entry=start: 64 (bytes from it)
 	Reason       string
 	Line         int    // in the file, for messages
 	Matched      uint64 // divergences it explained (counted by the checker)
@@ -80,10 +83,14 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 			case "via":
 				e.Via = v
 			case "entry":
-				if v != "program" {
-					return nil, fmt.Errorf("%s:%d: entry=%s: want entry=program", name, n, v)
+				switch v {
+				case "program":
+					e.AtEntry = 1
+				case "start":
+					e.AtEntry = 64
+				default:
+					return nil, fmt.Errorf("%s:%d: entry=%s: want entry=program or entry=start", name, n, v)
 				}
-				e.AtEntry = true
 			default:
 				return nil, fmt.Errorf("%s:%d: unknown condition %q (method, at, row, via, entry)", name, n, k)
 			}
@@ -103,7 +110,7 @@ func (e *Expectation) matches(m Method, truth []uint64, k int, name func(uint64)
 	if e.Method != 0 && e.Method != m {
 		return false
 	}
-	if e.AtEntry && (len(truth) == 0 || truth[0] != entry) {
+	if e.AtEntry != 0 && (len(truth) == 0 || truth[0] < entry || truth[0]-entry >= e.AtEntry) {
 		return false
 	}
 	glob := func(p string, pc uint64) bool {
