@@ -346,7 +346,7 @@ var sysDefs = map[string]sysDef{
 	"setsid":            {Full, "", sysSetsid},
 	"wait4":             {Full, "children's exits (WNOHANG; WUNTRACED and WCONTINUED accepted, nothing stops; __WALL, __WCLONE); the rusage is zeros", sysWait4},
 	"waitid":            {Full, "P_ALL, P_PID, P_PGID; WEXITED, WNOHANG, WNOWAIT", sysWaitid},
-	"fork":              {Full, "a new process: its memory copied on write, descriptors and signal actions inherited", sysFork},
+	"fork":              {Full, "a new process: its memory copied on write, descriptors (naming the same open files: one offset, one pipe, timerfd, eventfd or epoll instance for both) and signal actions inherited", sysFork},
 	"vfork":             {Full, "a new process in the parent's memory (shared, not copied), the parent suspended until the child execs or ends", sysVfork},
 	"getgroups":         {Full, "no supplementary groups", sysZero},
 	"setuid":            {Partial, "to uid 0 only (the guest stays root); another gives EPERM", sysSetIDs(1)},

@@ -536,7 +536,10 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	q.OnThread = nil
 	q.fatal, q.delivered, q.switches, q.runStart, q.waitSeq = nil, 0, 0, 0, 0
 	q.spare, q.resched, q.ioWaiters, q.blockWhat, q.noResult = nil, false, 0, "", false
-	q.timer = timerState{}
+	// The child's descriptors name the parent's open files, timerfds
+	// among them: the same timers, whose expiries either process reads
+	// (and so takes from both), and which wake the child's waits too.
+	q.timer = timerState{fds: slices.Clone(p.liveTimerFDs())}
 	r := *p.rng
 	q.rng = &r
 	q.fds = make([]*fdEntry, len(p.fds))
