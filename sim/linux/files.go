@@ -321,10 +321,10 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	var st Stat
 	if nofollow || wantDir || flags&oPath != 0 {
 		st, e = hostStatPath(host, !nofollow)
-		if e == 0 && st.Mode&syscall.S_IFMT == syscall.S_IFLNK && flags&oPath == 0 {
+		if e == 0 && st.Mode&sIFMT == sIFLNK && flags&oPath == 0 {
 			return errno(ELOOP)
 		}
-		if e == 0 && wantDir && st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		if e == 0 && wantDir && st.Mode&sIFMT != sIFDIR {
 			return errno(ENOTDIR)
 		}
 		if e != 0 && (flags&oCreat == 0 || wantDir) {
@@ -336,10 +336,10 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	}
 	if flags&oCreat == 0 || flags&oExcl == 0 {
 		s, e := hostStatPath(host, true)
-		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+		if e == 0 && s.Mode&sIFMT == sIFIFO {
 			return p.openFIFO(host, s, flags, archOnly)
 		}
-		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		if e == 0 && s.Mode&sIFMT == sIFDIR {
 			if flags&oAccmode != oRdonly || flags&oCreat != 0 {
 				return errno(EISDIR)
 			}
@@ -451,16 +451,16 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 		return p.stdStat(f), 0
 	case kindNull, kindZero, kindRandom:
 		dev := map[fileKind]uint64{kindNull: 3, kindZero: 5, kindRandom: 9}[f.kind]
-		return Stat{Dev: 5, Ino: dev, Mode: syscall.S_IFCHR | 0o666, Nlink: 1, Rdev: 1<<8 | dev, Blksize: 4096}, 0
+		return Stat{Dev: 5, Ino: dev, Mode: sIFCHR | 0o666, Nlink: 1, Rdev: 1<<8 | dev, Blksize: 4096}, 0
 	case kindVirtual:
-		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFREG | 0o444, Nlink: 1, Blksize: 1024}, 0
+		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: sIFREG | 0o444, Nlink: 1, Blksize: 1024}, 0
 	case kindPipe:
 		if f.path != "" { // a FIFO: its node's stat
 			return hostStatPath(f.path, true)
 		}
-		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
+		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: sIFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
-		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
+		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: sIFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
 	case kindTimerFD, kindEpoll, kindEventFD, kindSignalFD: // an anonymous inode: mode 0600 and no file type
 		return Stat{Dev: 14, Ino: 0x3000, Mode: 0o600, Nlink: 1, Blksize: 4096}, 0
 	}
@@ -481,7 +481,7 @@ func (p *Process) stdStat(f *openFile) Stat {
 			return st
 		}
 	}
-	return Stat{Dev: 12, Ino: uint64(f.std) + 1, Nlink: 1, Mode: syscall.S_IFIFO | 0o600, Blksize: 4096}
+	return Stat{Dev: 12, Ino: uint64(f.std) + 1, Nlink: 1, Mode: sIFIFO | 0o600, Blksize: 4096}
 }
 
 func (p *Process) putStat(st Stat, addr uint64) uint64 {
@@ -525,7 +525,7 @@ func (p *Process) statAt(dirfd, pathAddr, flags uint64) (Stat, uint64) {
 	}
 	if target, ok := p.procLink(path); ok && flags&atSymlinkNofollow != 0 {
 		// The links of /proc/self (exe, cwd, root, fd/N) are links.
-		return Stat{Dev: 4, Ino: 0x3000 + uint64(len(path)), Mode: syscall.S_IFLNK | 0o777, Nlink: 1, Size: uint64(len(target)), Blksize: 1024}, 0
+		return Stat{Dev: 4, Ino: 0x3000 + uint64(len(path)), Mode: sIFLNK | 0o777, Nlink: 1, Size: uint64(len(target)), Blksize: 1024}, 0
 	}
 	if f, e, ok := p.openSpecial(path, oRdonly); ok {
 		if e != 0 {
@@ -1034,7 +1034,7 @@ func (p *Process) chdir(host string) uint64 {
 	if e != 0 {
 		return e
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+	if st.Mode&sIFMT != sIFDIR {
 		return errno(ENOTDIR)
 	}
 	if err := syscall.Access(host, 1); err != nil {
@@ -1295,7 +1295,7 @@ func sysUtimensat(p *Process, a [6]uint64) uint64 {
 			}
 		}
 	}
-	if a[3]&atSymlinkNofollow != 0 && st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+	if a[3]&atSymlinkNofollow != 0 && st.Mode&sIFMT == sIFLNK {
 		return 0 // the link's own times: not offered by the std lib; left as they are
 	}
 	return hostResult(os.Chtimes(host, times[0], times[1]))

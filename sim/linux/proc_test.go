@@ -83,7 +83,7 @@ func TestProcSelfDirs(t *testing.T) {
 			assert.Equal(t, uint64(0o120777), st.Mode)
 			st, e = p.statAt(atFDCWD, putString(t, p, scratch, "/proc/self/cwd"), 0)
 			require.Zero(t, e)
-			assert.Equal(t, uint64(0o040000), st.Mode&0o170000)
+			assert.Equal(t, uint64(sIFDIR), st.Mode&sIFMT)
 		})
 	}
 }
