@@ -43,6 +43,34 @@ type hostRun struct {
 	pidfd   int // -1 when pidfd_open is missing: waits poll the pid
 	bridges []*bridge
 	exit    *cpu.Exit // once the program ended
+	done    bool      // end has run: the run no longer counts it
+}
+
+// startHost counts h, the host run p now is, among the system's host
+// runs (System.hosts); hostRun.end is the one place that stops counting it.
+func (s *System) startHost(p *Process, h *hostRun) {
+	p.hostRun = h
+	s.hosts++
+}
+
+// end lets go of what simrun holds for the host run (its bridges, its
+// pidfd) and stops counting it among the system's host runs. It is the
+// one place a host run ends, whoever ends it (its program's exit seen by
+// pumpHost, or killHosts), and does nothing the second time.
+func (h *hostRun) end(s *System) {
+	if h.done {
+		return
+	}
+	h.done = true
+	for _, b := range h.bridges {
+		b.close()
+	}
+	h.bridges = nil
+	if h.pidfd >= 0 {
+		syscall.Close(h.pidfd)
+		h.pidfd = -1
+	}
+	s.hosts--
 }
 
 // bridge moves bytes one way between a host pipe end (fd, non-blocking)
@@ -108,7 +136,7 @@ func (p *Process) execHost(path string, argv, env []string) uint64 {
 	if err != nil {
 		pidfd = -1
 	}
-	p.hostRun = &hostRun{path: path, pid: pid, pidfd: pidfd, bridges: bridges}
+	p.sys.startHost(p, &hostRun{path: path, pid: pid, pidfd: pidfd, bridges: bridges})
 	p.exe = path
 	// The guest address space goes (to the vfork parent it is shared
 	// with, if any): its end later has nothing left to free.
@@ -121,7 +149,6 @@ func (p *Process) execHost(path string, argv, env []string) uint64 {
 	}
 	p.wakeVforkParent()
 	p.noResult = true
-	p.sys.hosts++
 	p.sys.reschedule(p)
 	return 0
 }
@@ -349,16 +376,16 @@ func (s *System) pumpHost(wait bool) bool {
 	if wait {
 		var fds []unix.PollFd
 		for _, p := range s.procs {
-			if p.hostRun != nil && !p.ended {
-				fds = p.hostRun.pollFDs(fds)
+			if h := p.hostRun; h != nil && !h.done {
+				fds = h.pollFDs(fds)
 			}
 		}
 		unix.Poll(fds, 100)
 	}
 	changed := false
-	for _, p := range s.procs {
+	for _, p := range slices.Clone(s.procs) { // s.ended may reap one
 		h := p.hostRun
-		if h == nil || p.ended {
+		if h == nil || h.done || p.ended {
 			continue
 		}
 		for _, b := range h.bridges {
@@ -388,11 +415,7 @@ func (s *System) pumpHost(wait bool) bool {
 		if slices.ContainsFunc(h.bridges, func(b *bridge) bool { return b.fd >= 0 }) {
 			continue
 		}
-		if h.pidfd >= 0 {
-			syscall.Close(h.pidfd)
-			h.pidfd = -1
-		}
-		s.hosts--
+		h.end(s)
 		s.ended(p, h.exit)
 		changed = true
 	}
@@ -411,29 +434,25 @@ func (p *Process) HostProgram() string {
 	return p.hostRun.path
 }
 
-// killHosts ends every host program still running (the run ends) and
-// waits for it, so that none outlives simrun.
+// killHosts ends every host program still running (the run ends or
+// stops) and waits for it, so that none outlives simrun; its process
+// ends as killed by SIGKILL, so a run that goes on after a stop has
+// nothing left waiting for it.
 func (s *System) killHosts() {
-	for _, p := range s.procs {
+	for _, p := range slices.Clone(s.procs) {
 		h := p.hostRun
-		if h == nil || p.ended {
+		if h == nil || h.done || p.ended {
 			continue
 		}
 		if h.exit == nil {
 			syscall.Kill(h.pid, syscall.SIGKILL)
 			var ws syscall.WaitStatus
 			syscall.Wait4(h.pid, &ws, 0, nil)
-			h.exit = &cpu.Exit{Status: 128 + cpu.SIGKILL}
+			h.exit = &cpu.Exit{Status: 128 + cpu.SIGKILL, Fault: &cpu.Fault{Arch: "host", Kind: cpu.FaultSignal, Sig: cpu.SIGKILL,
+				Retired: true, Err: fmt.Errorf("the host program %s was killed: the run ended", h.path)}}
 		}
-		for _, b := range h.bridges {
-			b.close()
-		}
-		if h.pidfd >= 0 {
-			syscall.Close(h.pidfd)
-			h.pidfd = -1
-		}
-		s.hosts--
-		p.hostRun.bridges = nil
+		h.end(s)
+		s.ended(p, h.exit)
 	}
 }
 
