@@ -401,6 +401,13 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 	}
 	p.ended = true
 	s.nlive--
+	if f := exit.Fault; f != nil && f.Kind == cpu.FaultInternal && p != s.first {
+		// A simulator bug ended another process than the run's own
+		// (whose end simrun run reports): it says so here, and the
+		// process dies as of the fault's signal (SIGABRT), which its
+		// parent's wait sees.
+		p.Note("%s (pid %d): %v", p.exe, p.pid, f)
+	}
 	p.wstatus = uint32(exit.Status&0xff) << 8
 	p.wcode = cldExited
 	p.wvalue = uint32(exit.Status & 0xff)
