@@ -677,14 +677,16 @@ func (p *Process) wallTimerBy(deadline uint64) bool {
 
 // sleepUntil sleeps the running thread until deadline on the monotonic
 // clock; an interrupting signal gives code (negated) and writes the time
-// left at rem (0: nowhere). A single thread with no timer due first just
-// moves the clock on.
+// left at rem (0: nowhere). The only thread of the only process, with no
+// timer due first, just moves the clock on; with other processes alive
+// the clock is theirs too, so the thread waits for its deadline while
+// they run, as any sleeper.
 func (p *Process) sleepUntil(deadline, rem uint64, code int, what string) uint64 {
 	now := p.monoNow()
 	if deadline <= now {
 		return 0
 	}
-	if len(p.threads) == 1 && !p.wallTimerBy(deadline) {
+	if len(p.threads) == 1 && !p.sys.multi() && !p.wallTimerBy(deadline) {
 		p.clockOff += deadline - now
 		p.armSlice()
 		return 0
