@@ -179,8 +179,8 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	if e == 0 {
 		host = p.usrMerged(guest, host)
 	}
-	if self, ok := p.procSelf(filepath.Clean(guest)); ok && self == "/exe" && guest[0] == '/' {
-		host, e = p.exe, 0 // the program itself, not simrun
+	if q, self, ok := p.procDir(filepath.Clean(guest)); ok && q != nil && !q.ended && self == "/exe" && guest[0] == '/' {
+		host, e = q.exe, 0 // the program itself, not simrun
 	}
 	if e != 0 {
 		return e

@@ -47,6 +47,7 @@ type openFile struct {
 	eof       bool            // kindStdin: the host stream failed or ended
 	data      []byte          // kindVirtual; kindVDir: its records
 	list      func() []dirent // kindVDir: lists the entries (again at each rewind)
+	perm      uint64          // kindVDir: its permission bits (0: 0555)
 	off       int64           // kindVirtual, kindDir (entries handed out)
 	dir       []byte          // kindDir: host dirent64 records not yet handed out
 	pipe      *pipe

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"cmp"
 	"encoding/binary"
 	"io"
 	"os"
@@ -460,7 +461,7 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 		}
 		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: sIFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
-		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: sIFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
+		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: sIFDIR | cmp.Or(f.perm, 0o555), Nlink: 2, Blksize: 1024}, 0
 	case kindTimerFD, kindEpoll, kindEventFD, kindSignalFD: // an anonymous inode: mode 0600 and no file type
 		return Stat{Dev: 14, Ino: 0x3000, Mode: 0o600, Nlink: 1, Blksize: 4096}, 0
 	}
@@ -523,9 +524,9 @@ func (p *Process) statAt(dirfd, pathAddr, flags uint64) (Stat, uint64) {
 		}
 		return p.statOf(f)
 	}
-	if target, ok := p.procLink(path); ok && flags&atSymlinkNofollow != 0 {
+	if _, ok := p.procLink(path); ok && flags&atSymlinkNofollow != 0 {
 		// The links of /proc/self (exe, cwd, root, fd/N) are links.
-		return Stat{Dev: 4, Ino: 0x3000 + uint64(len(path)), Mode: sIFLNK | 0o777, Nlink: 1, Size: uint64(len(target)), Blksize: 1024}, 0
+		return p.procLinkStat(path), 0
 	}
 	if f, e, ok := p.openSpecial(path, oRdonly); ok {
 		if e != 0 {

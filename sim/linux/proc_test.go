@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"simrun/sim/cpu"
 )
 
 // readDir lists a directory descriptor with getdents64, as the guest
@@ -129,6 +131,90 @@ func TestPselect6(t *testing.T) {
 			assert.Equal(t, errno(EINVAL), call(t, p, "pselect6", ^uint64(0), rset, 0, 0, ts, 0))
 
 			require.Equal(t, uint64(3), call(t, p, "read", rfd, scratch+0x400, 3))
+		})
+	}
+}
+
+// TestProcOtherProcesses: /proc lists the run's processes (a zombie
+// too) and no host process; /proc/PID of another process of the run is
+// that process's (stat, exe), of a zombie only what it keeps, and of no
+// process of the run ENOENT. The links and the fd directory have Linux's
+// modes and sizes, and a path ending in ".." is the directory, not the
+// link before it.
+func TestProcOtherProcesses(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, scratch := testProcess(t, arch)
+			buf := scratch + 0x1000
+			dir := p.Arch.OpenFlags.Directory
+			path := func(s string) uint64 { return putString(t, p, scratch, s) }
+			readFile := func(name string) string {
+				fd := call(t, p, "openat", atFDCWD, path(name), oRdonly)
+				require.Less(t, fd, uint64(1024), "open %s: %d", name, int64(fd))
+				n := call(t, p, "read", fd, buf, 512)
+				require.Less(t, n, uint64(513))
+				require.Zero(t, call(t, p, "close", fd))
+				return string(guestBytes(t, p, buf, n))
+			}
+			listProc := func() []string {
+				fd := call(t, p, "openat", atFDCWD, path("/proc"), oRdonly|dir)
+				require.Less(t, fd, uint64(1024))
+				defer call(t, p, "close", fd)
+				return readDir(t, p, fd, buf)
+			}
+
+			var child uint64
+			if arch == "s390x" { // clone(stack, flags, ...)
+				child = call(t, p, "clone", 0, sigCHLD)
+			} else {
+				child = call(t, p, "clone", sigCHLD)
+			}
+			require.Equal(t, uint64(guestPID+1), child)
+			assert.Subset(t, listProc(), []string{"1000", "1001", "self"})
+			assert.Regexp(t, `^1001 \(hello\) R 1000 `, readFile("/proc/1001/stat"))
+			assert.Regexp(t, `^1000 \(hello\) R 1 `, readFile("/proc/self/stat"))
+			n := call(t, p, "readlinkat", atFDCWD, path("/proc/1001/exe"), buf, 256)
+			require.Less(t, n, uint64(257))
+			assert.Equal(t, p.exe, string(guestBytes(t, p, buf, n)))
+			assert.Equal(t, errno(ENOENT), call(t, p, "openat", atFDCWD, path("/proc/1/stat"), oRdonly), "a host process")
+			_, e := p.statAt(atFDCWD, path("/proc/4242"), 0)
+			assert.Equal(t, errno(ENOENT), e)
+
+			// The child ends: a zombie until its parent waits.
+			q := p.sys.byPid(child)
+			p.sys.ended(q, &cpu.Exit{Status: 7})
+			assert.Contains(t, listProc(), "1001")
+			assert.Regexp(t, `^1001 \(hello\) Z 1000 `, readFile("/proc/1001/stat"))
+			assert.Equal(t, errno(ENOENT), call(t, p, "readlinkat", atFDCWD, path("/proc/1001/exe"), buf, 256))
+			assert.Equal(t, errno(ENOENT), call(t, p, "openat", atFDCWD, path("/proc/1001/maps"), oRdonly))
+			require.Equal(t, child, call(t, p, "wait4", child, 0, 0, 0))
+			assert.NotContains(t, listProc(), "1001")
+			assert.Equal(t, errno(ENOENT), call(t, p, "openat", atFDCWD, path("/proc/1001/stat"), oRdonly))
+
+			// Modes and sizes: the fd links by how the file is open, the
+			// fd directory dr-x------, /proc/self 0 bytes.
+			st, e := p.statAt(atFDCWD, path("/proc/self/fd/1"), atSymlinkNofollow)
+			require.Zero(t, e)
+			assert.Equal(t, [2]uint64{sIFLNK | 0o300, 64}, [2]uint64{st.Mode, st.Size})
+			st, e = p.statAt(atFDCWD, path("/proc/self/fd/0"), atSymlinkNofollow)
+			require.Zero(t, e)
+			assert.Equal(t, [2]uint64{sIFLNK | 0o500, 64}, [2]uint64{st.Mode, st.Size})
+			st, e = p.statAt(atFDCWD, path("/proc/self"), atSymlinkNofollow)
+			require.Zero(t, e)
+			assert.Equal(t, [2]uint64{sIFLNK | 0o777, 0}, [2]uint64{st.Mode, st.Size})
+			st, e = p.statAt(atFDCWD, path("/proc/self/fd"), 0)
+			require.Zero(t, e)
+			assert.Equal(t, uint64(sIFDIR|0o500), st.Mode)
+			st, e = p.statAt(atFDCWD, path("/proc/self/fd/.."), atSymlinkNofollow)
+			require.Zero(t, e)
+			assert.Equal(t, uint64(sIFDIR|0o555), st.Mode, "/proc/self/fd/.. is /proc/1000")
+			assert.Equal(t, errno(EINVAL), call(t, p, "readlinkat", atFDCWD, path("/proc/self/fd/.."), buf, 64))
+
+			// A descriptor opened through /proc/self names /proc/PID.
+			fd := call(t, p, "openat", atFDCWD, path("/proc/self/maps"), oRdonly)
+			require.Less(t, fd, uint64(1024))
+			n = call(t, p, "readlinkat", atFDCWD, path("/proc/self/fd/"+strconv.FormatUint(fd, 10)), buf, 64)
+			assert.Equal(t, "/proc/1000/maps", string(guestBytes(t, p, buf, n)))
 		})
 	}
 }
