@@ -433,7 +433,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 	s.done = append(s.done, p.stat())
 	p.leaveVM(p.Machine, p == s.first)
 	p.wakeVforkParent()
-	for _, c := range s.procs {
+	for _, c := range slices.Clone(s.procs) { // reap shortens s.procs
 		if c.parent == p {
 			c.parent = nil
 			if c.ended {
