@@ -43,3 +43,19 @@ func TestChildInternalError(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedulerInternalError: a Go panic between the machines' runs (in
+// the system's scheduler or a process's end, here a hook that panics as
+// a child ends) ends the run with an error naming the bug, not a crash.
+func TestSchedulerInternalError(t *testing.T) {
+	path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs["arm64"], "forkwait")
+	m, err := Load(path, Config{Args: []string{path}, Stdout: &bytes.Buffer{}, MaxInsns: 2e9})
+	require.NoError(t, err)
+	Of(m).System().AddHook(func(q *Process, e ThreadEvent) {
+		if e.Kind == ProcessExited && q.Pid() != guestPID {
+			panic("injected for the test")
+		}
+	})
+	_, err = Run(m)
+	require.ErrorContains(t, err, "simulator bug, please report: injected for the test")
+}

@@ -3,6 +3,7 @@ package linux
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	"simrun/sim/cpu"
@@ -166,7 +167,16 @@ func (p *Process) RunOthers(m *cpu.Machine) (*cpu.Exit, error) { return p.sys.ru
 
 // run runs the system until the first process ends; yielded says the
 // running machine has just yielded.
-func (s *System) run(yielded bool) (*cpu.Exit, error) {
+func (s *System) run(yielded bool) (_ *cpu.Exit, err error) {
+	defer func() {
+		// A simulator bug between the machines' runs (the scheduler,
+		// a process's end) ends the run with an error, not a crash;
+		// inside a run, Machine.stepBudget catches it.
+		if r := recover(); r != nil {
+			s.killHosts()
+			err = fmt.Errorf("simulator bug, please report: %v\n%s", r, debug.Stack())
+		}
+	}()
 	for {
 		p := s.cur
 		var exit *cpu.Exit
