@@ -305,7 +305,7 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	if flags&oTmpfile == oTmpfile {
 		return errno(ENOTSUP)
 	}
-	if f, e, ok := p.openSpecial(path, flags); ok {
+	if f, e, ok := p.openSpecial(p.specialPath(a[0], path), flags); ok {
 		if e != 0 {
 			return e
 		}
@@ -524,9 +524,12 @@ func (p *Process) statAt(dirfd, pathAddr, flags uint64) (Stat, uint64) {
 		}
 		return p.statOf(f)
 	}
-	if _, ok := p.procLink(path); ok && flags&atSymlinkNofollow != 0 {
-		// The links of /proc/self (exe, cwd, root, fd/N) are links.
-		return p.procLinkStat(path), 0
+	if special := p.specialPath(dirfd, path); true {
+		if _, ok := p.procLink(special); ok && flags&atSymlinkNofollow != 0 {
+			// The links of /proc/self (exe, cwd, root, fd/N) are links.
+			return p.procLinkStat(special), 0
+		}
+		path = special
 	}
 	if f, e, ok := p.openSpecial(path, oRdonly); ok {
 		if e != 0 {
@@ -609,7 +612,7 @@ const statxBtime = 0x800 // STATX_BTIME
 // simrun's virtual files have none.
 func (p *Process) birthTime(dirfd, pathAddr, flags uint64) (int64, uint32, bool) {
 	path, e := p.readPath(pathAddr)
-	if e != 0 || p.isVirtualPath(path) {
+	if e != 0 || p.isVirtualPath(p.specialPath(dirfd, path)) {
 		return 0, 0, false
 	}
 	var host string
@@ -710,9 +713,9 @@ func sysReadlinkat(p *Process, a [6]uint64) uint64 {
 		return errno(EINVAL)
 	}
 	var target string
-	if t, ok := p.procLink(path); ok {
+	if t, ok := p.procLink(p.specialPath(a[0], path)); ok {
 		target = t
-	} else if f, e, ok := p.openSpecial(path, oRdonly); ok {
+	} else if f, e, ok := p.openSpecial(p.specialPath(a[0], path), oRdonly); ok {
 		// A virtual file or directory: not a link.
 		if f != nil && f.refs == 0 {
 			f.refs++
@@ -760,7 +763,7 @@ func sysFaccessat2(p *Process, a [6]uint64) uint64 {
 	if mode&^7 != 0 {
 		return errno(EINVAL)
 	}
-	if f, e, ok := p.openSpecial(path, oRdonly); ok {
+	if f, e, ok := p.openSpecial(p.specialPath(a[0], path), oRdonly); ok {
 		if f != nil && f.refs == 0 {
 			f.refs++
 			f.release()
@@ -1023,6 +1026,20 @@ func sysChdir(p *Process, a [6]uint64) uint64 {
 	if e != 0 {
 		return e
 	}
+	if f, e, ok := p.openSpecial(p.specialPath(atFDCWD, path), oRdonly); ok {
+		if f != nil && f.refs == 0 {
+			f.refs++
+			f.release()
+		}
+		switch {
+		case e != 0:
+			return e
+		case f.kind != kindVDir:
+			return errno(ENOTDIR)
+		}
+		p.cwd = f.path // a virtual directory: /proc/1000, say
+		return 0
+	}
 	host, e := p.resolve(atFDCWD, path, true)
 	if e != 0 {
 		return e
@@ -1052,6 +1069,10 @@ func sysFchdir(p *Process, a [6]uint64) uint64 {
 	f, e := p.file(a[0])
 	if e != 0 {
 		return e
+	}
+	if f.kind == kindVDir {
+		p.cwd = f.path
+		return 0
 	}
 	if f.kind != kindDir && f.kind != kindPath {
 		return errno(ENOTDIR)

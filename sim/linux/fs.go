@@ -141,7 +141,7 @@ func (p *Process) resolve(dirfd uint64, path string, follow bool) (string, uint6
 		if e != 0 {
 			return "", e
 		}
-		if f.kind != kindDir && !(f.kind == kindPath && isDir(f.path)) {
+		if f.kind != kindDir && f.kind != kindVDir && !(f.kind == kindPath && isDir(f.path)) {
 			return "", errno(ENOTDIR)
 		}
 		base = f.path

@@ -48,7 +48,8 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 		switch clean {
 		case "/proc/cpuinfo":
 			return p.virtual(clean, flags, p.cpuinfo())
-		case "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/mounts", "/proc/sys/kernel/osrelease":
+		case "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/mounts", "/proc/sys/kernel/osrelease",
+			"/proc/uptime", "/proc/loadavg":
 			return p.virtual(clean, flags, p.procMisc(clean))
 		case "/proc":
 			// The run's processes, not the host's.
@@ -129,8 +130,8 @@ func (p *Process) procEntries() []dirent {
 	for _, q := range p.sys.procs {
 		out = append(out, dirent{strconv.FormatUint(q.pid, 10), dtDir})
 	}
-	return append(out, dirent{"cpuinfo", dtReg}, dirent{"filesystems", dtReg}, dirent{"meminfo", dtReg},
-		dirent{"mounts", dtReg}, dirent{"self", dtLnk}, dirent{"stat", dtReg}, dirent{"sys", dtDir})
+	return append(out, dirent{"cpuinfo", dtReg}, dirent{"filesystems", dtReg}, dirent{"loadavg", dtReg}, dirent{"meminfo", dtReg},
+		dirent{"mounts", dtReg}, dirent{"self", dtLnk}, dirent{"stat", dtReg}, dirent{"sys", dtDir}, dirent{"uptime", dtReg})
 }
 
 // zombieEntries are what a zombie's /proc directory keeps: its memory,
@@ -212,6 +213,31 @@ func (p *Process) virtual(path string, flags uint64, data []byte) (*openFile, ui
 		return nil, errno(EACCES), true
 	}
 	return &openFile{kind: kindVirtual, flags: flags, path: path, data: data}, 0, true
+}
+
+// specialPath is the path openSpecial and procLink are to look at for a
+// path argument relative to dirfd (AT_FDCWD: the working directory): its
+// absolute form when that directory is under /proc or /dev (busybox's top
+// changes to /proc and opens "stat"; procps opens "PID/stat" at a
+// descriptor of /proc), else path itself.
+func (p *Process) specialPath(dirfd uint64, path string) string {
+	if path == "" || path[0] == '/' {
+		return path
+	}
+	base := p.cwd
+	if dirfd != atFDCWD && int32(dirfd) != -100 {
+		f, e := p.file(dirfd)
+		if e != 0 || f.kind != kindVDir && f.kind != kindDir && f.kind != kindPath {
+			return path
+		}
+		base = f.path
+	}
+	for _, top := range []string{"/proc", "/dev"} {
+		if base == top || strings.HasPrefix(base, top+"/") {
+			return base + "/" + path
+		}
+	}
+	return path
 }
 
 // isVirtualPath says whether path names one of simrun's virtual files,
@@ -488,7 +514,25 @@ func (p *Process) cpuinfo() []byte {
 func (p *Process) procMisc(path string) []byte {
 	switch path {
 	case "/proc/meminfo":
-		return []byte("MemTotal:        8388608 kB\nMemFree:         8388608 kB\nMemAvailable:    8388608 kB\n")
+		return []byte(fmt.Sprintf("MemTotal:       %8d kB\nMemFree:        %8d kB\nMemAvailable:   %8d kB\n", machineRAM>>10, machineFree>>10, machineFree>>10))
+	case "/proc/uptime":
+		// Seconds since boot (the virtual clock) and idle time: none.
+		ns := p.monoNow()
+		return []byte(fmt.Sprintf("%d.%02d 0.00\n", ns/1e9, ns%1e9/1e7))
+	case "/proc/loadavg":
+		// Load 0; runnable and all threads (the reader runs); the last
+		// pid given out.
+		running := 0
+		for _, q := range p.sys.procs {
+			if !q.ended {
+				for _, t := range q.threads {
+					if t.state == threadRunnable || t == p.cur {
+						running++
+					}
+				}
+			}
+		}
+		return []byte(fmt.Sprintf("0.00 0.00 0.00 %d/%d %d\n", max(running, 1), p.sys.threadCount(), p.sys.nextID-1))
 	case "/proc/stat":
 		return []byte("cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\nbtime 1767225600\nprocesses 1\nprocs_running 1\n")
 	case "/proc/filesystems":

@@ -218,3 +218,55 @@ func TestProcOtherProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestProcRelative: the virtual /proc answers paths relative to a
+// working directory or a descriptor inside it (busybox's top changes to
+// /proc and opens "meminfo"; procps opens "PID/stat" at a descriptor of
+// /proc), and the working directory may be a virtual directory. The
+// machine /proc/meminfo describes is sysinfo's; /proc/uptime and
+// /proc/loadavg are the run's, not the host's.
+func TestProcRelative(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			p, scratch := testProcess(t, arch)
+			buf := scratch + 0x1000
+			path := func(s string) uint64 { return putString(t, p, scratch, s) }
+			readAt := func(dirfd uint64, name string) string {
+				fd := call(t, p, "openat", dirfd, path(name), oRdonly)
+				require.Less(t, fd, uint64(1024), "open %s: %d", name, int64(fd))
+				n := call(t, p, "read", fd, buf, 512)
+				require.Less(t, n, uint64(513))
+				require.Zero(t, call(t, p, "close", fd))
+				return string(guestBytes(t, p, buf, n))
+			}
+			cwd := func() string {
+				n := call(t, p, "getcwd", buf, 256)
+				require.Less(t, n, uint64(257))
+				return string(guestBytes(t, p, buf, n-1))
+			}
+
+			require.Zero(t, call(t, p, "chdir", path("/proc")))
+			assert.Equal(t, "MemTotal:        4194304 kB\nMemFree:         3145728 kB\nMemAvailable:    3145728 kB\n", readAt(atFDCWD, "meminfo"))
+			assert.Regexp(t, `^1000 \(hello\) R `, readAt(atFDCWD, "self/stat"))
+			assert.Regexp(t, `^\d+\.\d\d 0\.00\n$`, readAt(atFDCWD, "uptime"))
+			assert.Equal(t, "0.00 0.00 0.00 1/1 1000\n", readAt(atFDCWD, "loadavg"))
+			require.Zero(t, call(t, p, "sysinfo", buf))
+			assert.Equal(t, uint64(4<<30), p.order().Uint64(guestBytes(t, p, buf+32, 8)), "sysinfo's totalram is meminfo's")
+
+			procfd := call(t, p, "openat", atFDCWD, path("/proc"), oRdonly|p.Arch.OpenFlags.Directory)
+			require.Less(t, procfd, uint64(1024))
+			require.Zero(t, call(t, p, "chdir", path("/")))
+			assert.Equal(t, "hello\n", readAt(procfd, "1000/comm"))
+			n := call(t, p, "readlinkat", procfd, path("self"), buf, 64)
+			assert.Equal(t, "1000", string(guestBytes(t, p, buf, n)))
+			assert.Equal(t, errno(ENOENT), call(t, p, "openat", procfd, path("nothing-here"), oRdonly))
+
+			require.Zero(t, call(t, p, "chdir", path("/proc/self")))
+			assert.Equal(t, "/proc/1000", cwd())
+			assert.Equal(t, "hello\n", readAt(atFDCWD, "comm"))
+			assert.Equal(t, errno(ENOTDIR), call(t, p, "chdir", path("/proc/self/comm")))
+			require.Zero(t, call(t, p, "fchdir", procfd))
+			assert.Equal(t, "/proc", cwd())
+		})
+	}
+}

@@ -421,7 +421,7 @@ var sysDefs = map[string]sysDef{
 
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).
-	"sysinfo":           {Partial, "a fixed machine: 4 GiB of RAM, 3 GiB free, no swap, one process; uptime from the virtual clock", sysSysinfo},
+	"sysinfo":           {Partial, "a fixed machine: 4 GiB of RAM, 3 GiB free (as /proc/meminfo), no swap, load 0; procs is the run's threads; uptime from the virtual clock", sysSysinfo},
 	"sched_getaffinity": {Full, "one CPU: CPU 0", sysSchedGetaffinity},
 	"prctl":             {Partial, "PR_GET_NAME (the program's name), PR_SET_NAME (accepted, not kept), PR_GET_DUMPABLE, PR_SET_DUMPABLE; others give EINVAL", sysPrctl},
 	"statfs":            {Full, "the host's answer, as qemu-user", sysStatfs},
