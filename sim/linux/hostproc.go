@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +22,9 @@ import (
 // The process keeps its pid, parent and descriptors inside the run; its
 // program runs natively, is not simulated (no instructions, no profile),
 // and its timing is the host's, so a run with host programs is not
-// deterministic. --root and --read-only confine the guest, so under them
+// deterministic. While one runs, an idle guest's clock moves no faster
+// than the host's (System.schedule): a guest sleeping 2 s is still asleep
+// when a 0.3 s host sleep ends, as under qemu-user. --root and --read-only confine the guest, so under them
 // a host program is as absent (ENOENT), as it was before this existed.
 //
 // The child's descriptors are the process's, each mapped once:
@@ -365,22 +368,25 @@ func (h *hostRun) pollFDs(out []unix.PollFd) []unix.PollFd {
 	return out
 }
 
+// hostWait is the longest pumpHost waits for a host event.
+const hostWait = 100 * time.Millisecond
+
 // pumpHost serves every host program: it moves the bytes their bridges
-// can take and ends the processes whose programs exited. With wait, and
-// nothing to do at once, it first waits for a host event (at most
-// 100 ms). It reports whether anything changed.
-func (s *System) pumpHost(wait bool) bool {
+// can take and ends the processes whose programs exited. With a wait,
+// it first waits that long at most (in whole milliseconds) for a host
+// event. It reports whether anything changed.
+func (s *System) pumpHost(wait time.Duration) bool {
 	if s.hosts == 0 {
 		return false
 	}
-	if wait {
+	if ms := int(wait / time.Millisecond); ms > 0 {
 		var fds []unix.PollFd
 		for _, p := range s.procs {
 			if h := p.hostRun; h != nil && !h.done {
 				fds = h.pollFDs(fds)
 			}
 		}
-		unix.Poll(fds, 100)
+		unix.Poll(fds, ms)
 	}
 	changed := false
 	for _, p := range slices.Clone(s.procs) { // s.ended may reap one

@@ -39,13 +39,13 @@ func TestHostRunEndsOnce(t *testing.T) {
 	require.Equal(t, "signal 9", q.StatusString())
 	s.killHosts()
 	require.Equal(t, 0, s.hosts, "a second kill counts nothing again")
-	require.False(t, s.pumpHost(false))
+	require.False(t, s.pumpHost(0))
 	require.Equal(t, 0, s.hosts)
 
 	q = startHostChild(t, p, "/bin/true")
 	require.Equal(t, 1, s.hosts)
 	for i := 0; i < 100 && !q.ended; i++ {
-		s.pumpHost(true)
+		s.pumpHost(hostWait)
 	}
 	require.True(t, q.ended)
 	require.Equal(t, "exit 0", q.StatusString())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"simrun/sim/cpu"
 )
@@ -301,7 +302,7 @@ func (s *System) reschedule(p *Process) {
 func (s *System) schedule() (*Process, *thread) {
 	c := s.cur
 	for jumps := 0; ; jumps++ {
-		s.pumpHost(false)
+		s.pumpHost(0)
 		if s.first.ended { // its program ran on the host and ended: the run is over
 			return nil, nil
 		}
@@ -329,11 +330,26 @@ func (s *System) schedule() (*Process, *thread) {
 		}
 		if !ok || jumps > maxIdleJumps {
 			if s.hosts > 0 { // only host programs can move things on
-				s.pumpHost(true)
+				s.pumpHost(hostWait)
 				jumps = 0
 				continue
 			}
 			return nil, nil
+		}
+		if s.hosts > 0 {
+			// A host program runs on the host's clock: the guest's next
+			// wake is no nearer than the real time that passes, so what
+			// the program does first (its end, its output) is seen
+			// first, as under qemu-user, where all runs on that clock.
+			jumps = 0
+			start := time.Now()
+			if s.pumpHost(min(time.Duration(next-now), hostWait)) {
+				continue
+			}
+			if waited := uint64(time.Since(start)); next-now > waited {
+				c.clockOff += waited
+				continue
+			}
 		}
 		c.clockOff += next - now
 	}
