@@ -126,7 +126,15 @@ func (p *Process) closeFD(fd uint64) uint64 {
 		return e
 	}
 	p.fds[fd] = nil
+	if len(p.sys.locks) == 0 {
+		f.release()
+		return 0
+	}
+	key, lockable := recordLockKey(f) // before release closes the host file
 	f.release()
+	if lockable {
+		p.closedLocks(key, f)
+	}
 	return 0
 }
 

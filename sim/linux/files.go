@@ -880,21 +880,10 @@ func sysFcntl(p *Process, a [6]uint64) uint64 {
 			syscall.Syscall(syscall.SYS_FCNTL, f.host.Fd(), syscall.F_SETFL, uintptr(hostFlags))
 		}
 		return 0
-	case fGetlk, fOfdGetlk:
-		// Nothing else holds a lock: l_type becomes F_UNLCK (2).
-		if f.kind == kindPath {
-			return errno(EBADF)
-		}
-		if !p.writeGuest(a[2], binary.BigEndian.AppendUint16(nil, 0)) {
-			return errno(EFAULT)
-		}
-		return p.putLockType(a[2])
-	case fSetlk, fSetlkw, fOfdSetlk, fOfdSetlkw:
-		// One process, so every lock is granted at once.
-		if _, ok := p.readGuest(a[2], 32); !ok {
-			return errno(EFAULT)
-		}
-		return 0
+	case fGetlk, fSetlk, fSetlkw:
+		return p.fcntlLock(f, a[1], a[2], false) // reclock.go
+	case fOfdGetlk, fOfdSetlk, fOfdSetlkw:
+		return p.fcntlLock(f, a[1], a[2], true)
 	case fSetown, fGetown:
 		return 0
 	case fGetpipeSz:
@@ -911,17 +900,6 @@ func sysFcntl(p *Process, a [6]uint64) uint64 {
 		return errno(EINVAL)
 	}
 	return errno(EINVAL)
-}
-
-// putLockType sets struct flock's l_type (its first field, a short) to
-// F_UNLCK.
-func (p *Process) putLockType(addr uint64) uint64 {
-	b := make([]byte, 2)
-	p.order().PutUint16(b, 2)
-	if !p.writeGuest(addr, b) {
-		return errno(EFAULT)
-	}
-	return 0
 }
 
 // Terminal ioctls.

@@ -56,6 +56,7 @@ const (
 	EPIPE        = 32
 	ERANGE       = 34
 	EDEADLK      = 35
+	EOVERFLOW    = 75
 	ENAMETOOLONG = 36
 	ENOSYS       = 38
 	ELOOP        = 40

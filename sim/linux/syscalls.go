@@ -250,7 +250,7 @@ var sysDefs = map[string]sysDef{
 	"faccessat":       {Full, "", sysFaccessat},
 	"faccessat2":      {Full, "", sysFaccessat2},
 	"access":          {Full, "", sysAccess},
-	"fcntl":           {Partial, "descriptor and status flags, dup; locks are granted at once (one process)", sysFcntl},
+	"fcntl":           {Partial, "descriptor and status flags, dup; record locks (F_GETLK, F_SETLK, F_SETLKW and the F_OFD_ forms) between the run's processes and open files, not seen by host programs; no EDEADLK detection (reclock.go)", sysFcntl},
 	"dup":             {Full, "", sysDup},
 	"dup2":            {Full, "", sysDup2},
 	"dup3":            {Full, "", sysDup3},

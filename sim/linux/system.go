@@ -54,11 +54,12 @@ type System struct {
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
-	everMulti  bool              // more than one process existed (strace's [pid N])
-	done       []ProcStat        // the processes that ended (--stats)
-	fifos      map[fifoKey]*pipe // the pipes of the FIFOs some process has open (fifo.go)
-	hosts      int               // processes running a host program (hostproc.go)
-	ttys       []*terminal       // the host terminals the guest used (tty.go)
+	everMulti  bool                      // more than one process existed (strace's [pid N])
+	done       []ProcStat                // the processes that ended (--stats)
+	fifos      map[fifoKey]*pipe         // the pipes of the FIFOs some process has open (fifo.go)
+	hosts      int                       // processes running a host program (hostproc.go)
+	locks      map[lockKey][]*recordLock // fcntl's record locks (reclock.go)
+	ttys       []*terminal               // the host terminals the guest used (tty.go)
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
