@@ -471,18 +471,23 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 // stdStat describes a standard stream: the host file's own stat when it
 // is one (as qemu-user passes fstat through), else a pipe.
 func (p *Process) stdStat(f *openFile) Stat {
+	if hf := stdHostFile(f); hf != nil {
+		if st, e := hostStatFile(hf); e == 0 {
+			return st
+		}
+	}
+	return Stat{Dev: 12, Ino: uint64(f.std) + 1, Nlink: 1, Mode: sIFIFO | 0o600, Blksize: 4096}
+}
+
+// stdHostFile is the host file behind a standard stream, or nil.
+func stdHostFile(f *openFile) *os.File {
 	var hf *os.File
 	if f.kind == kindStdin {
 		hf, _ = f.r.(*os.File)
 	} else {
 		hf, _ = f.w.(*os.File)
 	}
-	if hf != nil {
-		if st, e := hostStatFile(hf); e == 0 {
-			return st
-		}
-	}
-	return Stat{Dev: 12, Ino: uint64(f.std) + 1, Nlink: 1, Mode: sIFIFO | 0o600, Blksize: 4096}
+	return hf
 }
 
 func (p *Process) putStat(st Stat, addr uint64) uint64 {

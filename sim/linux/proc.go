@@ -332,6 +332,16 @@ func (p *Process) procLink(path string) (string, bool) {
 			}
 			return "pipe:[" + strconv.FormatUint(f.pipe.ino, 10) + "]", true
 		case kindStdin, kindStdout:
+			// A standard stream on a host file or device is that file, as
+			// fstat already says (stdStat); anything else, a pipe of its
+			// own.
+			if host := stdHostFile(f); host != nil {
+				if st, e := hostStatFile(host); e == 0 && (st.Mode&sIFMT == sIFREG || st.Mode&sIFMT == sIFCHR) {
+					if target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(host.Fd()))); err == nil && filepath.IsAbs(target) {
+						return q.guestPath(target), true
+					}
+				}
+			}
 			return "pipe:[" + strconv.Itoa(4096+f.std) + "]", true
 		}
 		return f.path, true

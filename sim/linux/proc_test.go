@@ -1,7 +1,10 @@
 package linux
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -269,4 +272,21 @@ func TestProcRelative(t *testing.T) {
 			assert.Equal(t, "/proc", cwd())
 		})
 	}
+}
+
+// TestProcStdLinks: /proc/self/fd/N of a standard stream on a host file
+// names that file, as fstat describes it; a stream that is no host file
+// is a pipe of its own.
+func TestProcStdLinks(t *testing.T) {
+	p, scratch := testProcess(t, "arm64")
+	out, err := os.Create(filepath.Join(t.TempDir(), "out.txt"))
+	require.NoError(t, err)
+	defer out.Close()
+	p.fds[1].f.w = out
+	n := call(t, p, "readlinkat", atFDCWD, putString(t, p, scratch, "/proc/self/fd/1"), scratch+0x100, 256)
+	require.Less(t, n, uint64(257))
+	assert.Equal(t, out.Name(), string(guestBytes(t, p, scratch+0x100, n)))
+	p.fds[1].f.w = &strings.Builder{}
+	n = call(t, p, "readlinkat", atFDCWD, putString(t, p, scratch, "/proc/self/fd/1"), scratch+0x100, 256)
+	assert.Equal(t, "pipe:[4097]", string(guestBytes(t, p, scratch+0x100, n)))
 }
