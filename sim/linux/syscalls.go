@@ -372,7 +372,7 @@ var sysDefs = map[string]sysDef{
 	"getrlimit":         {Partial, "as prlimit64", sysGetrlimit},
 	"setrlimit":         {Partial, "as prlimit64", sysSetrlimit},
 	"sched_yield":       {Full, "the next runnable thread runs (round robin by tid)", sysSchedYield},
-	"futex":             {Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, WAKE_OP, LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; timeouts on the virtual clock; a handled signal ends a wait with EINTR (a wait without timeout restarts with SA_RESTART, LOCK_PI always); no FUTEX_FD or requeue-PI", sysFutex},
+	"futex":             {Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, WAKE_OP, LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; timeouts on the virtual clock; a handled signal ends a wait with EINTR (a wait without timeout restarts with SA_RESTART, LOCK_PI always); a shared (not FUTEX_PRIVATE) WAKE also wakes other processes waiting in a MAP_SHARED page they share; no FUTEX_FD or requeue-PI", sysFutex},
 	"tgkill":            {Full, "to any thread of the run's processes", sysTgkill},
 	"tkill":             {Full, "to any thread of the run's processes", sysTkill},
 	"getcpu":            {Full, "CPU 0, node 0", sysGetcpu},
