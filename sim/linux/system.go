@@ -175,8 +175,11 @@ func (s *System) run(yielded bool) (_ *cpu.Exit, err error) {
 		// a process's end) ends the run with an error, not a crash;
 		// inside a run, Machine.stepBudget catches it.
 		if r := recover(); r != nil {
-			s.killHosts()
 			err = fmt.Errorf("simulator bug, please report: %v\n%s", r, debug.Stack())
+			func() {
+				defer func() { _ = recover() }() // the state may be what broke: best effort
+				s.killHosts()
+			}()
 		}
 	}()
 	for {
