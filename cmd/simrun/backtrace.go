@@ -1,7 +1,6 @@
 package main
 
 import (
-	"debug/elf"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
+	"simrun/sim/record"
 	"simrun/sim/unwind"
 	"simrun/sim/unwind/abi"
 )
@@ -89,7 +89,7 @@ func faultTracer(m *cpu.Machine, p *linux.Process) *unwind.Tracer {
 		return nil
 	}
 	if p != nil && p.Interp != nil {
-		tr, err := unwind.NewObjectsTracer(a, codeResolver(p), unwind.Options{Method: unwind.MethodSFrame})
+		tr, err := unwind.NewObjectsTracer(a, record.CodeResolver(p), unwind.Options{Method: unwind.MethodSFrame})
 		if err != nil {
 			return nil
 		}
@@ -104,48 +104,4 @@ func faultTracer(m *cpu.Machine, p *linux.Process) *unwind.Tracer {
 		return nil
 	}
 	return tr
-}
-
-// codeResolver answers a multi-object tracer from the process's mappings.
-func codeResolver(p *linux.Process) unwind.Resolver {
-	return func(addr uint64) (unwind.Mapped, bool) {
-		c, ok := p.CodeAt(addr)
-		return unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}, ok
-	}
-}
-
-// objectMaps lists the executable mappings of the process's other objects.
-func objectMaps(p *linux.Process) []profile.ObjectMap {
-	var out []profile.ObjectMap
-	for _, c := range p.CodeMaps() {
-		out = append(out, profile.ObjectMap{Path: c.Path, Start: profile.Hex(c.Start), Len: profile.Hex(c.Len), Pgoff: profile.Hex(c.Pgoff)})
-	}
-	return out
-}
-
-// openObjects reads the symbols of each object of maps once (ld.so, libc,
-// ...), with the load bias its first mapping gives; objects that are gone
-// or unreadable are left out (their pcs stay unnamed).
-func openObjects(maps []profile.ObjectMap) []*profile.Binary {
-	var out []*profile.Binary
-	seen := map[string]bool{}
-	for _, c := range maps {
-		if seen[c.Path] {
-			continue
-		}
-		seen[c.Path] = true
-		f, err := elf.Open(c.Path)
-		if err != nil {
-			continue
-		}
-		bias, ok := unwind.LoadBias(f, unwind.Mapped{Start: uint64(c.Start), End: uint64(c.Start + c.Len), Off: uint64(c.Pgoff), Path: c.Path})
-		f.Close()
-		if !ok {
-			continue
-		}
-		if b, err := profile.OpenBinary(c.Path, bias); err == nil {
-			out = append(out, b)
-		}
-	}
-	return out
 }

@@ -217,14 +217,14 @@ func TestGDBReverseThreads(t *testing.T) {
 			require.Equal(t, plainOut, r.stdout.String(), "the output, once")
 			sec := sections(out)
 			fwd, back := strings.Split(sec["FWD"], "==END==")[0], strings.Split(sec["BACK"], "==END==")[0]
-			require.Contains(t, fwd, "Thread 1001")
+			require.Contains(t, fwd, "Thread 1000.1001")
 			require.Contains(t, fwd, "#1  ")
 			require.Equal(t, fwd, back, "the threads and the main thread's stack at the same hit")
 			hits := regexp.MustCompile(`Thread (\d+) "worksplit" hit Breakpoint 1, work \(arg=(0x[0-9a-f]+)\)`).FindAllStringSubmatch(out, -1)
 			require.Len(t, hits, 4, out)
 			require.Equal(t, hits[1][1:], hits[3][1:], "reverse-continue stops at the second hit:\n%s", out)
 			step := sec["STEP"]
-			require.Regexp(t, `\* 1 +Thread 1000 "worksplit" `, step, "the selected thread stepped back:\n%s", out)
+			require.Regexp(t, `\* 1 +Thread 1000\.1000 "worksplit" `, step, "the selected thread stepped back:\n%s", out)
 			require.NotContains(t, step, "received signal", out)
 		})
 	}
@@ -246,7 +246,7 @@ func TestGDBSchedulerLocking(t *testing.T) {
 					"echo ==AFTER==\\n", "info threads", "echo ==END==\\n", "kill")
 				r.wait(t)
 				sec := sections(out)
-				require.Contains(t, sec["AFTER"], `* 2    Thread 1001 "worksplit" work (arg=0x0) at src/worksplit.c:16`, out)
+				require.Contains(t, sec["AFTER"], `* 2    Thread 1000.1001 "worksplit" work (arg=0x0) at src/worksplit.c:16`, out)
 				third := regexp.MustCompile(`(?m)^[* ] +3 +(.*)$`)
 				before, after := third.FindStringSubmatch(sec["BEFORE"]), third.FindStringSubmatch(sec["AFTER"])
 				require.NotNil(t, before, out)

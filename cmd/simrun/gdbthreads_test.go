@@ -15,7 +15,9 @@ import (
 	"simrun/internal/oracle"
 )
 
-var threadLineRE = regexp.MustCompile(`(?m)^[* ] +\d+ +Thread (\d+) "worksplit" `)
+// gdb names a thread "Thread PID.TID", as with gdbserver (the stub takes
+// gdb's multiprocess+).
+var threadLineRE = regexp.MustCompile(`(?m)^[* ] +\d+ +Thread 1000\.(\d+) "worksplit" `)
 
 // TestGDBThreads: gdb-multiarch on a threaded program under simrun -g:
 // after the four workers met a breakpoint, `info threads` lists the main

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"simrun/sim/linux"
 	"simrun/sim/outfile"
 )
 
@@ -19,9 +20,9 @@ import (
 // removes every temporary file and exits 128+signal at once.
 type interruptState struct {
 	mu     sync.Mutex
-	sig    syscall.Signal // the first signal; 0: none yet
-	held   bool           // a command writes its outputs after the first signal
-	stop   func()         // stops the running guest
+	sig    syscall.Signal       // the first signal; 0: none yet
+	held   bool                 // a command writes its outputs after the first signal
+	stop   func(syscall.Signal) // stops the running guest
 	stderr io.Writer
 	exit   func(int)
 }
@@ -52,7 +53,7 @@ func (s *interruptState) deliver(sig syscall.Signal) {
 	if s.sig == 0 && s.held {
 		s.sig = sig
 		if s.stop != nil {
-			s.stop()
+			s.stop(sig)
 		}
 		return
 	}
@@ -61,7 +62,7 @@ func (s *interruptState) deliver(sig syscall.Signal) {
 	if n > 0 {
 		what = fmt.Sprintf("%d partly written outputs removed", n)
 	}
-	fmt.Fprintf(s.stderr, "\nsimrun: %s: stopped at once, %s\n", signalName(sig), what)
+	fmt.Fprintf(s.stderr, "\nsimrun: %s: stopped at once, %s\n", linux.SignalName(int(sig)), what)
 	s.exit(128 + int(sig))
 }
 
@@ -80,7 +81,7 @@ func (s *interruptState) hold() (release func()) {
 
 // setStop names what stops the guest; a signal that came before is
 // acted on at once.
-func (s *interruptState) setStop(stop func()) {
+func (s *interruptState) setStop(stop func(syscall.Signal)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.held {
@@ -88,7 +89,7 @@ func (s *interruptState) setStop(stop func()) {
 	}
 	s.stop = stop
 	if s.sig != 0 && stop != nil {
-		stop()
+		stop(s.sig)
 	}
 }
 
@@ -97,26 +98,4 @@ func (s *interruptState) signal() syscall.Signal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sig
-}
-
-// signalName is a signal's name as kill -l prints it, with the SIG.
-func signalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return fmt.Sprintf("signal %d", int(sig))
-}
-
-// interruptNote is what a recording stopped by a signal says of itself
-// (its summary's fault, the line simrun record prints). perf record marks
-// nothing in the file when a signal ends it: the file is finished as
-// usual and perf exits by the signal; the summary is simrun's one place
-// to say why the recording ends where it does.
-func (r *recording) interruptNote() string {
-	return fmt.Sprintf("interrupted by %s after %d instructions: recording truncated", signalName(r.interrupted), r.m.Insns)
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -178,11 +177,6 @@ func parseUint(s string) (uint64, error) {
 		return 0, fmt.Errorf("%q is not a number", s)
 	}
 	return v, nil
-}
-
-func sortedStrings(s []string) []string {
-	sort.Strings(s)
-	return s
 }
 
 func indent(s string) string {

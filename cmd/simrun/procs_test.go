@@ -85,6 +85,24 @@ func TestRecordProcesses(t *testing.T) {
 		}
 	}
 
+	// simrun report reads every process back from perf.data: each
+	// sample's thread by its own process's comm, its object by file.
+	page := filepath.Join(dir, "report.html")
+	st, _, stderr = run(t, "report", "-o", page, data)
+	require.Equal(t, 0, st, stderr)
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	byThread := regexp.MustCompile(`(?s)id="by-thread">(.*?)</table>`).FindStringSubmatch(string(html))
+	require.NotNil(t, byThread)
+	for _, th := range []string{"busybox-1000", "busybox-1001", "sort-1002", "busybox-1003"} {
+		assert.Contains(t, byThread[1], ">"+th+"<")
+	}
+	byObject := regexp.MustCompile(`(?s)id="by-object">(.*?)</table>`).FindStringSubmatch(string(html))
+	require.NotNil(t, byObject)
+	for _, o := range []string{"busybox", "sort", "libc.so.6"} {
+		assert.Contains(t, byObject[1], ">"+o+"<")
+	}
+
 	dump, err := exec.Command(perf, "report", "-D", "-i", data).Output()
 	require.NoError(t, err)
 	var side []string

@@ -2,23 +2,20 @@ package main
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
-	"simrun/sim/cpu"
 	"simrun/sim/infile"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
+	"simrun/sim/record"
 	"simrun/sim/spe"
 	"simrun/sim/timing"
 	"simrun/sim/unwind"
-	"simrun/sim/unwind/abi"
 )
 
 const recordExamples = `simrun record -e arm_spe/ts_enable=1,load_filter=1/ -c 4096 -o perf.data programs/bin/aarch64-O2/listchase
@@ -54,25 +51,6 @@ Exit status: the program's own (128+signal after a fault or an interrupt);
 1 when simrun fails (bad program file, unwritable output: nothing is left
 half-written); 2 for a usage error (unknown flag, term or format).
 `
-
-// speFeatures picks the SPE implementation of a CPU model: the timing
-// presets and SPE presets share names; spe-max times like neoverse-v2.
-func speFeatures(model string) (*timing.Preset, spe.Features, error) {
-	f, ok := spe.Presets[model]
-	if !ok {
-		var names []string
-		for n := range spe.Presets {
-			names = append(names, n)
-		}
-		return nil, f, fmt.Errorf("unknown CPU model %q for SPE (known: %s)", model, strings.Join(sortedStrings(names), ", "))
-	}
-	tm := model
-	if model == "spe-max" {
-		tm = "neoverse-v2"
-	}
-	p, err := timing.PresetByName(tm)
-	return p, f, err
-}
 
 // recordFormats are the outputs simrun record writes, and the file name
 // each gets from -o when --format does not name one: -o's name with its
@@ -174,10 +152,15 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	// A bad event (syntax, term, value, feature) is a usage error, as a
 	// bad flag is: status 2.
-	if _, feats, err := speFeatures(*model); err == nil {
+	if _, feats, err := record.Model(*model); err == nil {
 		if _, err := spe.ParseEvent(*event, &feats); err != nil {
 			fmt.Fprintf(stderr, "simrun: %v\n", err)
 			return errUsage
+		}
+		// -c 0 is refused here: record.Options reads a zero period as
+		// its default.
+		if _, _, err := spe.SamplePeriod(*period, &feats); err != nil {
+			return err
 		}
 	}
 	w, err := profile.ParseWeight(*weight)
@@ -234,26 +217,28 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// The first SIGINT, SIGTERM or SIGHUP stops the program; what was
 	// recorded is written (see interrupt.go).
 	defer interrupts.hold()()
-	job := recordJob{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, Drain: !*noDrain,
-		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, Cfg: linux.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}}
-	if err := guest.apply(&job.Cfg, stderr); err != nil {
+	opt := record.Options{Event: *event, Period: *period, Model: *model, AuxPages: auxPages, NoDrain: *noDrain,
+		Regs: regs, Callchain: *callchain, Policy: policy, PAuth: *pauth, MaxStack: *maxStack, Warnings: stderr}
+	cfg := linux.Config{Args: fs.Args(), Stdin: stdin, Stdout: stdout, Stderr: stderr, Seed: *seed, MaxInsns: *maxInsns}
+	if err := guest.apply(&cfg, stderr); err != nil {
 		return err
 	}
 	if !*quiet && isTerminal(stderr) {
-		job.Progress = stderr
+		opt.Progress = stderr
 	}
-	job.MaxStack = *maxStack
 	if !*quiet {
-		job.Notes = stderr
+		opt.Notes = stderr
 	}
-	job.Warnings = stderr
-	r, err := job.run()
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	interrupts.setStop(func(sig syscall.Signal) { stop(record.Interrupted{Signal: sig}) })
+	r, err := record.Record(ctx, cfg, opt)
 	if err != nil {
 		return err
 	}
-	m, u, d, data, exit := r.m, r.u, r.d, r.data, r.exit
+	m, u, d, data, exit := r.Machine, r.Unit, r.Driver, r.AUX, r.Exit
 	prog := fs.Arg(0)
-	rec, bin, err := r.recording(fs.Args())
+	rec, bin, err := r.Profile()
 	if err != nil {
 		return err
 	}
@@ -265,7 +250,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		switch o.format {
 		case "perf":
 			var pd *profile.PerfData
-			if pd, err = perfData(prog, fs.Args(), r, rec); err == nil {
+			if pd, err = r.PerfData(rec); err == nil {
 				_, err = pd.WriteTo(f)
 			}
 		case "pprof":
@@ -294,7 +279,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	if exit.Fault != nil {
-		where, stack := explainFault(r.m, exit.Fault)
+		where, stack := explainFault(m, exit.Fault)
 		fmt.Fprintf(stderr, "simrun: %s: %v%s\n", prog, exit.Fault, where)
 		for _, l := range stack {
 			fmt.Fprintln(stderr, l)
@@ -303,15 +288,15 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	for _, e := range d.Errors {
 		fmt.Fprintf(stderr, "simrun record: arm_spe_pmu: %s\n", e)
 	}
-	if r.chainsCut > 0 && !*quiet {
-		fmt.Fprintf(stderr, "simrun record: %d callchains were deeper than --max-stack %d: kept their %d innermost frames\n", r.chainsCut, *maxStack, *maxStack)
+	if r.ChainsCut > 0 && !*quiet {
+		fmt.Fprintf(stderr, "simrun record: %d callchains were deeper than --max-stack %d: kept their %d innermost frames\n", r.ChainsCut, *maxStack, *maxStack)
 	}
 	note = ""
-	if r.truncated {
+	if r.Truncated {
 		note = ", AUX area full: recording truncated (use a larger --aux-pages)"
 	}
-	if r.interrupted != 0 {
-		note += fmt.Sprintf(", %s", r.interruptNote())
+	if r.Stopped != nil {
+		note += ", " + r.StopNote()
 	}
 	if !*quiet {
 		var names []string
@@ -319,7 +304,7 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			names = append(names, o.path)
 		}
 		fmt.Fprintf(stderr, "[ simrun record: wrote %s: %d SPE records, %d bytes of SPE data, %d instructions%s ]\n",
-			strings.Join(names, ", "), u.Written, len(data), r.insns(), note)
+			strings.Join(names, ", "), u.Written, len(data), r.Insns(), note)
 	}
 	if *stats {
 		printTimingStats(stderr, timing.Of(m), m.Arch.Name)
@@ -334,472 +319,12 @@ func cmdRecord(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// recordJob is one SPE recording: what simrun record was asked to do.
-type recordJob struct {
-	Event    string // perf event spec, arm_spe/TERMS/
-	Period   uint64
-	Model    string   // CPU model (timing preset and SPE features)
-	AuxPages int      // AUX area size in pages
-	Drain    bool     // perf reads the AUX area while the program runs
-	Regs     []string // NAME=VALUE register writes after the driver's
-	Cfg      linux.Config
-	// Progress, if not nil, gets a progress line (a terminal's stderr).
-	Progress io.Writer
-	// Callchain is the unwinding method for the samples' call stacks
-	// (see unwind.ParseMethod), "truth" or "none"; Policy its switches.
-	Callchain string
-	Policy    unwind.Policy
-	PAuth     bool
-	// MaxStack caps each callchain (0: spe.DefaultMaxStack).
-	MaxStack int
-	// Notes, if not nil, gets one-line notes (the period as programmed).
-	Notes io.Writer
-	// Warnings gets one line per feature left out for a corrupt section
-	// (even under --quiet); nil discards them.
-	Warnings io.Writer
-}
-
-// recording is what a recordJob produced.
-type recording struct {
-	m         *cpu.Machine
-	u         *spe.Unit
-	d         *spe.Driver
-	feats     spe.Features
-	preset    *timing.Preset
-	cfg       *spe.Config
-	exit      *cpu.Exit
-	data      []byte // the AUX stream
-	truncated bool
-	regs      map[spe.Reg]uint64 // sampling controls as programmed before the run
-	event     string             // the perf event as given
-	seed      uint64
-	// callchains[i] is the call stack of SPE record i, leaf first (the
-	// stack tracer's); nil: each sample's callchain is its pc alone.
-	callchains [][]uint64
-	chainsCut  int // callchains cut at MaxStack frames
-	maxStack   int
-	// interrupted is the signal that stopped the program (0: it ran to
-	// its end).
-	interrupted syscall.Signal
-	// threads are the threads clone made (none: single-threaded).
-	threads []profile.Thread
-	// tasks are every process's and thread's side-band events (nil
-	// without a Linux process).
-	tasks *linux.TaskLog
-	// images are the programs the run's processes ran, tags each SPE
-	// record's (a run of several processes).
-	images *images
-	tags   []int
-}
-
-// threadLog follows the guest's threads for the recording: the SPE unit's
-// CONTEXTIDR_EL1 is the running thread's id, as Linux with
-// CONFIG_PID_IN_CONTEXTIDR writes it at each context switch (so each
-// record's CONTEXT packet names its thread, and perf's SPE decoder
-// attributes the sample to it); each thread's creation and exit times go
-// into perf.data as the FORK and EXIT records Linux writes for the
-// threads of a task perf follows.
-type threadLog struct {
-	m       *cpu.Machine
-	threads []profile.Thread
-}
-
-func logThreads(p *linux.Process, u *spe.Unit) *threadLog {
-	l := &threadLog{m: p.Machine}
-	followContext(p.System(), u)
-	p.AddThreadHook(func(e linux.ThreadEvent) {
-		switch e.Kind {
-		case linux.ThreadCreated:
-			l.threads = append(l.threads, profile.Thread{Tid: uint32(e.Tid), Parent: uint32(e.Prev), Start: l.now()})
-		case linux.ThreadGone:
-			for i := range l.threads {
-				if l.threads[i].Tid == uint32(e.Tid) {
-					l.threads[i].End = l.now()
-				}
-			}
-		}
-	})
-	return l
-}
-
-func (l *threadLog) now() uint64 { return l.m.Timing.Nanos(l.m.Timing.Cycle()) }
-
-func (l *threadLog) list() []profile.Thread {
-	if l == nil {
-		return nil
-	}
-	return l.threads
-}
-
-// run loads and runs the program with the timing model and the SPE unit
-// programmed as the Linux driver would.
-func (j *recordJob) run() (*recording, error) {
-	preset, feats, err := speFeatures(j.Model)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := spe.ParseEvent(j.Event, &feats)
-	if err != nil {
-		return nil, err
-	}
-	var note string
-	if cfg.Period, note, err = spe.SamplePeriod(j.Period, &feats); err != nil {
-		return nil, err
-	}
-	if note != "" && j.Notes != nil {
-		fmt.Fprintf(j.Notes, "simrun record: %s\n", note)
-	}
-	m, err := linux.Load(j.Cfg.Args[0], j.Cfg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := timing.Enable(m, preset); err != nil {
-		return nil, err
-	}
-	u, err := spe.NewUnit(feats, j.Cfg.Seed)
-	if err != nil {
-		return nil, err
-	}
-	u.ContextID = 1000 // the guest's pid, the main thread's tid
-	var threads *threadLog
-	var tasks *linux.TaskLog
-	if p := linux.Of(m); p != nil {
-		threads = logThreads(p, u)
-		tasks = linux.LogTasks(p, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
-	}
-	d, err := spe.NewDriver(u, cfg, j.AuxPages, func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) })
-	if err != nil {
-		return nil, err
-	}
-	d.Drain = j.Drain
-	for _, kv := range j.Regs {
-		reg, v, err := spe.ParseRegWrite(kv)
-		if err == nil {
-			err = u.WriteReg(reg, v)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--spe-reg: %w", err)
-		}
-	}
-	programmed := map[spe.Reg]uint64{}
-	for _, reg := range profile.SPERegisters(&feats) {
-		programmed[reg] = u.Regs.Get(reg)
-	}
-	if j.PAuth {
-		if err := enablePAuth(m); err != nil {
-			return nil, err
-		}
-	}
-	rec := spe.NewRecorder(m, u, d)
-	if rec.MaxStack = j.MaxStack; rec.MaxStack <= 0 {
-		rec.MaxStack = spe.DefaultMaxStack
-	}
-	var imgs *images
-	if p := linux.Of(m); p != nil {
-		imgs = trackImages(p)
-		rec.Tag = imgs.tag
-	}
-	if err := j.attachCallchains(m, rec); err != nil {
-		return nil, err
-	}
-	var prog *progress
-	if j.Progress != nil {
-		prog = &progress{w: j.Progress, u: u, start: time.Now(), last: time.Now()}
-		m.Consumers = append(m.Consumers, prog)
-	}
-	interrupts.setStop(m.RequestStop)
-	exit, err := m.Run()
-	prog.done()
-	stopped := errors.Is(err, cpu.ErrStopped)
-	if err != nil && !stopped {
-		return nil, err
-	}
-	rec.Finish()
-	r := &recording{m: m, u: u, d: d, feats: feats, preset: preset, cfg: cfg, exit: exit, regs: programmed,
-		event: j.Event, seed: j.Cfg.Seed, callchains: rec.Callchains, chainsCut: rec.Truncated, maxStack: rec.MaxStack,
-		threads: threads.list(), tasks: tasks, images: imgs, tags: rec.Tags}
-	if stopped {
-		// As a program perf record runs dies of the terminal's SIGINT.
-		r.interrupted = interrupts.signal()
-		r.exit = &cpu.Exit{Status: 128 + int(r.interrupted)}
-	}
-	r.data, r.truncated = d.Data()
-	return r, nil
-}
-
-// attachCallchains gives rec the call stack of every sampled operation:
-// the stack tracer's walk from the registers just before it, or the shadow
-// call stack of the executed calls and returns.
-func (j *recordJob) attachCallchains(m *cpu.Machine, rec *spe.Recorder) error {
-	switch j.Callchain {
-	case "", "none":
-		return nil
-	case "truth":
-		a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
-		if err != nil {
-			return err
-		}
-		mk := func() *unwind.Shadow {
-			s := unwind.NewShadow(a.SP)
-			// One frame past the cap, so the recorder sees which stacks
-			// it cuts (and says so).
-			s.ChainDepth = max(j.MaxStack, spe.DefaultMaxStack) + 1
-			return s
-		}
-		// One shadow stack per thread, a signal frame per handler.
-		th := unwind.NewThreads(unwind.MainTid, mk(), mk)
-		if p := linux.Of(m); p != nil {
-			followTruth(p.System(), th, a.RA)
-		}
-		m.Consumers = append(m.Consumers, &shadowConsumer{th})
-		rec.Chain = func(m *cpu.Machine, buf []uint64) []uint64 { return th.Cur.Callchain(m.Core.PC(), buf) }
-		return nil
-	}
-	method, err := unwind.ParseMethod(j.Callchain)
-	if err != nil {
-		return err
-	}
-	if p := linux.Of(m); p != nil && p.Interp != nil && method.HasData() {
-		// Dynamically linked: each frame is looked up in the object
-		// that maps its pc.
-		a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
-		if err != nil {
-			return err
-		}
-		tr, err := unwind.NewObjectsTracer(a, codeResolver(p), unwind.Options{Method: method, Policy: j.Policy})
-		if err != nil {
-			return fmt.Errorf("--callchain %s: %w", j.Callchain, err)
-		}
-		rec.Chain = perMachine(m, tr.Callchain, method, j.Policy)
-		return nil
-	}
-	data, err := os.ReadFile(j.Cfg.Args[0])
-	if err != nil {
-		return err
-	}
-	// Unwind tables that cannot be used cost the callchains, not the
-	// recording (the error names the section).
-	obj, err := unwind.NewObject(j.Cfg.Args[0], data)
-	var tr *unwind.Tracer
-	if err == nil {
-		tr, err = unwind.NewTracer(obj, unwind.Options{Method: method, Policy: j.Policy})
-	}
-	if err != nil {
-		if j.Warnings == nil {
-			return nil
-		}
-		fmt.Fprintf(j.Warnings, "simrun record: warning: --callchain %s: %v; samples are recorded without callchains\n", j.Callchain, err)
-		return nil
-	}
-	rec.Chain = perMachine(m, tr.Callchain, method, j.Policy)
-	return nil
-}
-
-// shadowConsumer keeps the true call stack of the running thread from
-// every retired operation (a batch is one thread's: the kernel switches
-// threads between batches).
-type shadowConsumer struct{ th *unwind.Threads }
-
-func (s *shadowConsumer) Want(*cpu.Batch) []int { return nil }
-
-func (s *shadowConsumer) Retired(m *cpu.Machine, b *cpu.Batch, _ []int, _ []cpu.OpTiming) {
-	ops := b.Ops()
-	for i := range ops {
-		next := m.Core.PC()
-		if i+1 < len(ops) {
-			next = ops[i+1].PC
-		}
-		s.th.Cur.StepRetired(&ops[i], next)
-	}
-}
-
-// progress is the line simrun record keeps up to date on a terminal:
-// instructions, speed, records written and buffer fills.  It sees every
-// batch of retired operations and wants none timed in detail, so the
-// recording is the same with and without it.
-type progress struct {
-	w           io.Writer
-	u           *spe.Unit
-	insns       uint64
-	start, last time.Time
-	shown       bool
-}
-
-const progressEvery = 250 * time.Millisecond
-
-func (p *progress) Want(b *cpu.Batch) []int {
-	p.insns += uint64(b.Len())
-	if now := time.Now(); now.Sub(p.last) >= progressEvery {
-		p.last = now
-		p.show(now)
-	}
-	return nil
-}
-
-func (p *progress) Retired(*cpu.Machine, *cpu.Batch, []int, []cpu.OpTiming) {}
-
-func (p *progress) show(now time.Time) {
-	mips := float64(p.insns) / now.Sub(p.start).Seconds() / 1e6
-	fmt.Fprintf(p.w, "\r\x1b[K[ simrun record: %d instructions, %.1f MIPS, %d samples, %d buffer fills ]",
-		p.insns, mips, p.u.Written, p.u.PMU.SampleBufferFull)
-	p.shown = true
-}
-
-// done clears the progress line.
-func (p *progress) done() {
-	if p != nil && p.shown {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}
-
-// recording builds what the sinks read: the samples decoded from the AUX
-// stream and symbolized with the program, and the run's summary.
-func (r *recording) recording(argv []string) (*profile.Recording, *profile.Binary, error) {
-	m, u, d := r.m, r.u, r.d
-	bin, err := profile.OpenBinary(m.Image.Path, m.Image.Bias)
-	if err != nil {
-		return nil, nil, err
-	}
-	var objects []profile.ObjectMap
-	if p := linux.Of(m); p != nil {
-		objects = objectMaps(p)
-		bin.Shared = openObjects(objects)
-	}
-	var samples []profile.Sample
-	if r.multiProcess() {
-		samples, err = profile.DecodeTagged(r.data, bin, r.images.profileImages(), r.tags, r.callchains)
-	} else {
-		samples, err = profile.Decode(r.data, bin, r.callchains)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	abs, err := filepath.Abs(m.Image.Path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st := timing.Of(m).Stats
-	p := u.PMU
-	s := profile.Summary{Program: abs, Args: append([]string{}, argv...), Arch: m.Arch.Name, Bias: profile.Hex(m.Image.Bias),
-		Comm: filepath.Base(m.Image.Path), PID: 1000, Seed: r.seed, ExitStatus: r.exit.Status,
-		CPU: profile.CPUModel{Model: r.preset.Name, Desc: r.preset.Desc, MHz: r.preset.MHz, MIDR: profile.Hex(r.preset.MIDR)},
-		SPE: profile.SPESetup{Version: u.Features.Version.String(), Event: r.event, Period: r.cfg.Period,
-			Words: profile.DescribeSPE(&r.feats, r.regs)},
-		Instructions: r.insns(), Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
-		Timing: profile.Timing{L1DAccess: st.L1DAccess, L1DRefill: st.L1DRefill, L2Access: st.L2Access, L2Refill: st.L2Refill,
-			LLCAccess: st.LLCAccess, LLCMiss: st.LLCMiss, TLBAccess: st.TLBAccess, TLBWalk: st.TLBWalk,
-			Branches: st.Branches, Mispredicts: st.Mispredicts, NotTaken: st.NotTaken, StallCycles: st.StallCycles},
-		Objects: objects,
-		PMU: profile.SPEPMU{SamplePop: p.SamplePop, SampleFeed: p.SampleFeed, SampleFiltrate: p.SampleFiltrate,
-			SampleCollision: p.SampleCollision, SampleBufferFull: p.SampleBufferFull, FeedBr: p.FeedBr, FeedLd: p.FeedLd,
-			FeedSt: p.FeedSt, FeedFP: p.FeedFP, FeedSIMD: p.FeedSIMD, FeedOp: p.FeedOp, FeedEvent: p.FeedEvent,
-			FeedLat: p.FeedLat, FeedDS: p.FeedDS},
-		Buffer: profile.Buffers{Records: u.Written, Bytes: len(r.data), AuxPages: int(d.Size / cpu.PageSize),
-			Truncated: r.truncated, Errors: append([]string{}, d.Errors...), Events: []profile.AuxRecord{}},
-	}
-	if r.exit.Fault != nil {
-		s.Fault = r.exit.Fault.Error()
-	}
-	if r.interrupted != 0 {
-		s.Fault = r.interruptNote()
-	}
-	for _, reg := range profile.SPERegisters(&r.feats) {
-		s.SPE.Registers = append(s.SPE.Registers, profile.RegValue{Name: spe.Info(reg).Name, Value: profile.Hex(r.regs[reg]),
-			Explain: spe.Explain(&r.feats, reg, r.regs[reg])})
-	}
-	for _, e := range d.Events {
-		flags := []string{}
-		for _, f := range []struct {
-			bit  uint64
-			name string
-		}{{spe.AuxTruncated, "truncated"}, {spe.AuxPartial, "partial"}, {spe.AuxCollision, "collision"}} {
-			if e.Flags&f.bit != 0 {
-				flags = append(flags, f.name)
-			}
-		}
-		s.Buffer.Events = append(s.Buffer.Events, profile.AuxRecord{Offset: e.Offset, Size: e.Size, Flags: flags, Time: e.Cycle})
-	}
-	return &profile.Recording{Summary: s, Samples: samples}, bin, nil
-}
-
 func printSPEStats(w io.Writer, u *spe.Unit) {
 	p := u.PMU
 	fmt.Fprintf(w, "SPE %v: SAMPLE_POP %d, SAMPLE_FEED %d, SAMPLE_FILTRATE %d, SAMPLE_COLLISION %d, SAMPLE_BUFFER_FULL %d\n",
 		u.Features.Version, p.SamplePop, p.SampleFeed, p.SampleFiltrate, p.SampleCollision, p.SampleBufferFull)
 	fmt.Fprintf(w, "SPE feed: BR %d, LD %d, ST %d, FP %d, SIMD %d, OP %d, EVENT %d, LAT %d, DS %d\n",
 		p.FeedBr, p.FeedLd, p.FeedSt, p.FeedFP, p.FeedSIMD, p.FeedOp, p.FeedEvent, p.FeedLat, p.FeedDS)
-}
-
-// perfData is the perf.data file of a recording: the program's mappings,
-// the AUX chunks as perf record copied them, the event description, and
-// simrun's own section (the run's summary) for simrun report.
-func perfData(prog string, argv []string, r *recording, rec *profile.Recording) (*profile.PerfData, error) {
-	sum := &rec.Summary
-	m, d, p, c := r.m, r.d, r.preset, r.cfg
-	abs, err := filepath.Abs(prog)
-	if err != nil {
-		return nil, err
-	}
-	desc := p.Desc
-	if m.Arch.Name != "arm64" {
-		desc = m.Arch.Name + " guest timed on a " + p.Desc
-	}
-	pd := &profile.PerfData{MIDR: p.MIDR, CPUDesc: desc, Cmdline: append([]string{"simrun", "record"}, argv...),
-		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: m.Timing.Nanos(m.Timing.Cycle()), Arch: m.Arch.UnameMachine}
-	pd.Config[0], pd.Config[1], pd.Config[2], pd.Config[3], pd.Config[4] = c.ConfigWords()
-	pd.ExcludeUser, pd.IncludeKernel = c.ExcludeUser, c.IncludeKernel
-	for _, s := range m.Image.Segments {
-		start := s.Vaddr &^ cpu.PageMask
-		var prot uint32
-		if s.Perm&cpu.PermR != 0 {
-			prot |= 1
-		}
-		if s.Perm&cpu.PermW != 0 {
-			prot |= 2
-		}
-		if s.Perm&cpu.PermX != 0 {
-			prot |= 4
-		}
-		pd.Maps = append(pd.Maps, profile.Map{Start: start, Len: (s.Vaddr + s.Memsz) - start,
-			Pgoff: s.Offset &^ cpu.PageMask, Prot: prot, Filename: abs})
-	}
-	// The interpreter and the shared objects it mapped: perf attributes
-	// their samples to file and offset (and symbolizes them when the
-	// file is where the path says).
-	if p := linux.Of(m); p != nil {
-		for _, c := range p.CodeMaps() {
-			pd.Maps = append(pd.Maps, profile.Map{Start: c.Start, Len: c.Len, Pgoff: c.Pgoff, Prot: c.Prot, Filename: c.Path})
-		}
-	}
-	if r.multiProcess() {
-		pd.Side = sideRecords(r.tasks, c.TSEnable)
-	}
-	for _, t := range r.threads {
-		if !c.TSEnable {
-			// Without timestamps every SPE record decodes at time 0:
-			// perf must know the thread before then, or it makes a
-			// comm-less one from the CONTEXT packet (as perf's
-			// arm-spe decoder does for a tid it has not seen).
-			t.Start = 0
-		}
-		pd.Threads = append(pd.Threads, t)
-	}
-	for _, e := range d.Events {
-		pd.Chunks = append(pd.Chunks, profile.AuxChunk{Offset: e.Offset, Data: e.Data, Flags: e.Flags, Time: e.Cycle})
-	}
-	if r.callchains != nil {
-		// The stacks go beside the AUX data as samples of the dummy event,
-		// so perf script shows them.
-		pids := r.pids()
-		for _, s := range rec.Samples {
-			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context, Pid: pids[s.Context]})
-		}
-		pd.MaxStack = uint16(min(r.maxStack, 0xffff))
-	}
-	if pd.Simrun, err = profile.EncodeSection(sum, r.callchains); err != nil {
-		return nil, err
-	}
-	return pd, nil
 }
 
 const speUsage = `Usage: simrun spe <command> [arguments]

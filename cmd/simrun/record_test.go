@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"debug/elf"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	pprofile "github.com/google/pprof/profile"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,6 +29,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
+	"simrun/sim/record"
 	"simrun/sim/spe"
 )
 
@@ -34,18 +39,17 @@ var recordArches = []string{"arm64", "s390x"}
 
 // recordProgram runs one bundled program under simrun record's wiring and
 // decodes every record of the AUX stream.
-func recordProgram(t *testing.T, path, event string, period uint64) (*recording, []spe.Record) {
+func recordProgram(t *testing.T, path, event string, period uint64) (*record.Recording, []spe.Record) {
 	t.Helper()
 	var out bytes.Buffer
-	j := recordJob{Event: event, Period: period, Model: "neoverse-n1", AuxPages: 128, Drain: true,
-		Cfg: linux.Config{Args: []string{path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
-	r, err := j.run()
+	r, err := record.Record(context.Background(), linux.Config{Args: []string{path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1},
+		record.Options{Event: event, Period: period})
 	require.NoError(t, err)
-	require.Nil(t, r.exit.Fault, "%s", path)
-	require.False(t, r.truncated)
-	recs, err := spe.Records(r.data)
+	require.Nil(t, r.Exit.Fault, "%s", path)
+	require.False(t, r.Truncated)
+	recs, err := spe.Records(r.AUX)
 	require.NoError(t, err, "%s %s", path, event)
-	require.EqualValues(t, r.u.Written, len(recs), "every written record decodes")
+	require.EqualValues(t, r.Unit.Written, len(recs), "every written record decodes")
 	return r, recs
 }
 
@@ -73,10 +77,10 @@ func TestRecordFiltersEveryProgram(t *testing.T) {
 				r, recs := recordProgram(t, b.Path, "arm_spe//", period)
 				// With no filter and no jitter every interval selects an
 				// op; a selection while one is in flight collides.
-				sel := r.u.PMU.SampleFeed + r.u.PMU.SampleCollision
-				insns := r.m.Insns
+				sel := r.Unit.PMU.SampleFeed + r.Unit.PMU.SampleCollision
+				insns := r.Machine.Insns
 				assert.InDelta(t, float64(insns/period), float64(sel), 1, "selections for %d insns", insns)
-				assert.EqualValues(t, r.u.PMU.SampleFeed, len(recs), "no filter: every sampled op is recorded")
+				assert.EqualValues(t, r.Unit.PMU.SampleFeed, len(recs), "no filter: every sampled op is recorded")
 				assert.GreaterOrEqual(t, float64(len(recs)), 0.9*float64(insns/period))
 
 				// The filters act on the sampled ops at completion, so
@@ -502,34 +506,9 @@ func TestRecordBadOutput(t *testing.T) {
 	require.Len(t, entries, 1, "only the file the test made: %v", entries)
 }
 
-// TestRecordProgress: the progress line is drawn and cleared, and a
-// recording with it is the same as without.
-func TestRecordProgress(t *testing.T) {
-	b, err := programs.Find("aarch64-O2", "listchase")
-	require.NoError(t, err)
-	job := func(progress io.Writer) *recording {
-		var out bytes.Buffer
-		j := recordJob{Event: "arm_spe//", Period: 1024, Model: "neoverse-n1", AuxPages: 128, Drain: true, Progress: progress,
-			Cfg: linux.Config{Args: []string{b.Path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1}}
-		r, err := j.run()
-		require.NoError(t, err)
-		return r
-	}
-	var line bytes.Buffer
-	with, without := job(&line), job(nil)
-	assert.Equal(t, without.data, with.data, "the progress line changes nothing")
-	assert.Equal(t, without.m.Insns, with.m.Insns)
-
-	u, err := spe.NewUnit(spe.Presets["neoverse-n1"], 1)
-	require.NoError(t, err)
-	u.Written, u.PMU.SampleBufferFull = 12, 3
+// TestIsTerminal: the progress line is drawn on a terminal only.
+func TestIsTerminal(t *testing.T) {
 	var w bytes.Buffer
-	long := time.Now().Add(-time.Second)
-	p := &progress{w: &w, u: u, start: long, last: long}
-	nop := cpu.NewOpInfo(4)
-	p.Want(cpu.BatchOf(slices.Repeat([]cpu.Retired{{Info: &nop}}, 5000), 2))
-	p.done()
-	assert.Regexp(t, `^\r\x1b\[K\[ simrun record: 5000 instructions, [0-9.]+ MIPS, 12 samples, 3 buffer fills \]\r\x1b\[K$`, w.String())
 	assert.False(t, isTerminal(&w), "a buffer is not a terminal")
 	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	require.NoError(t, err)
@@ -880,50 +859,62 @@ void _start(void) {
 // what they export).
 func TestRecordDynamic(t *testing.T) {
 	perf := oracle.RequireTool(t, "perf", "linux-perf")
-	for _, b := range programs.DynamicBinaries("") {
-		if b.Name != "wc" {
-			continue
+	forDynamic(t, "wc", func(t *testing.T, b programs.Binary) {
+		data := filepath.Join(t.TempDir(), "perf.data")
+		st, out, stderr := run(t, "record", "-o", data, "--format", "perf,folded,pprof", b.Path, programs.DynamicSource("wc"))
+		require.Equal(t, 0, st, stderr)
+		require.Contains(t, out, programs.DynamicSource("wc"))
+		// pprof: each object is a Mapping of its own, with its file
+		// and build-id; libc's samples are in libc's.
+		pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
+		require.NoError(t, err)
+		prof, err := pprofile.Parse(pb)
+		pb.Close()
+		require.NoError(t, err)
+		require.NoError(t, prof.CheckValid())
+		inObj := map[string]int{}
+		for _, s := range prof.Sample {
+			if m := s.Location[0].Mapping; m != nil {
+				inObj[filepath.Base(m.File)]++
+				assert.NotEmpty(t, m.BuildID, "%s has a build-id", m.File)
+			}
+			if l := s.Location[0]; l.Mapping != nil && filepath.Base(l.Mapping.File) == "libc.so.6" && len(l.Line) > 0 {
+				assert.NotEqual(t, "main", l.Line[0].Function.Name)
+			}
 		}
-		t.Run(b.Config.Arch, func(t *testing.T) {
-			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
-				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
-			}
-			data := filepath.Join(t.TempDir(), "perf.data")
-			st, out, stderr := run(t, "record", "-o", data, "--format", "perf,folded", b.Path, programs.DynamicSource("wc"))
-			require.Equal(t, 0, st, stderr)
-			require.Contains(t, out, programs.DynamicSource("wc"))
-			// simrun's own outputs name libc's exported functions too.
-			folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
-			require.NoError(t, err)
-			assert.Contains(t, string(folded), "__libc_start_main;")
-			assert.Regexp(t, `;main;(_IO_)?getc `, string(folded))
+		assert.Positive(t, inObj["wc"], "samples in the program's mapping: %v", inObj)
+		assert.Positive(t, inObj["libc.so.6"], "samples in libc's mapping: %v", inObj)
+		// simrun's own outputs name libc's exported functions too.
+		folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
+		require.NoError(t, err)
+		assert.Contains(t, string(folded), "__libc_start_main;")
+		assert.Regexp(t, `;main;(_IO_)?getc `, string(folded))
 
-			cmd := exec.Command(perf, "script", "-F", "ip,dso", "-i", data)
-			var so bytes.Buffer
-			cmd.Stdout = &so
-			require.NoError(t, cmd.Run())
-			dsos := map[string]int{}
-			for _, l := range strings.Split(so.String(), "\n") {
-				if i := strings.LastIndex(l, "("); i >= 0 {
-					dsos[filepath.Base(strings.TrimSuffix(strings.TrimSpace(l[i+1:]), ")"))]++
-				}
+		cmd := exec.Command(perf, "script", "-F", "ip,dso", "-i", data)
+		var so bytes.Buffer
+		cmd.Stdout = &so
+		require.NoError(t, cmd.Run())
+		dsos := map[string]int{}
+		for _, l := range strings.Split(so.String(), "\n") {
+			if i := strings.LastIndex(l, "("); i >= 0 {
+				dsos[filepath.Base(strings.TrimSuffix(strings.TrimSpace(l[i+1:]), ")"))]++
 			}
-			assert.Positive(t, dsos["wc"], "samples in the program: %v", dsos)
-			assert.Positive(t, dsos["libc.so.6"], "samples in libc: %v", dsos)
-			assert.Zero(t, dsos["[unknown]"], "samples outside every mapping: %v", dsos)
+		}
+		assert.Positive(t, dsos["wc"], "samples in the program: %v", dsos)
+		assert.Positive(t, dsos["libc.so.6"], "samples in libc: %v", dsos)
+		assert.Zero(t, dsos["[unknown]"], "samples outside every mapping: %v", dsos)
 
-			// unwind check walks every object too: most checks are
-			// covered; ld.so's lazy-binding trampoline, whose CFI leaves
-			// out PLT0's push, diverges (status 1 says so).
-			st, out, stderr = run(t, "unwind", "check", b.Path, programs.DynamicSource("wc"))
-			assert.Contains(t, []int{0, 1}, st, stderr)
-			m := regexp.MustCompile(`sframe: .*\n  agree [0-9.]+%, coverage ([0-9.]+)% of checks`).FindStringSubmatch(out)
-			require.NotNil(t, m, out)
-			cov, err := strconv.ParseFloat(m[1], 64)
-			require.NoError(t, err)
-			assert.Greater(t, cov, 80.0, "SFrame coverage across the objects")
-		})
-	}
+		// unwind check walks every object too: most checks are
+		// covered; ld.so's lazy-binding trampoline, whose CFI leaves
+		// out PLT0's push, diverges (status 1 says so).
+		st, out, stderr = run(t, "unwind", "check", b.Path, programs.DynamicSource("wc"))
+		assert.Contains(t, []int{0, 1}, st, stderr)
+		m := regexp.MustCompile(`sframe: .*\n  agree [0-9.]+%, coverage ([0-9.]+)% of checks`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		cov, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		assert.Greater(t, cov, 80.0, "SFrame coverage across the objects")
+	})
 }
 
 // TestDynamicCallchains: the SFrame and eh_frame walks of a dynamically
@@ -1139,6 +1130,128 @@ func TestRecordThreads(t *testing.T) {
 				}
 			}
 			golden(t, "record-threads-"+config+".txt", strings.Join(side, "\n")+"\n")
+		})
+	}
+}
+
+// TestPerfHeaders: the headers perf record writes beside the data are
+// there for the tools that need them: HEADER_BUILD_ID for every mapped
+// file (perf buildid-list, the oracle, lists each with its own build-id)
+// and the CPU, NUMA and memory topology without which perf c2c report
+// refuses the file ("Failed setup nodes") or cannot place physical
+// addresses.
+func TestPerfHeaders(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	forDynamic(t, "wc", func(t *testing.T, b programs.Binary) {
+		data := filepath.Join(t.TempDir(), "perf.data")
+		st, _, stderr := run(t, "record", "-e", "arm_spe/ts_enable=1,pa_enable=1,load_filter=1,store_filter=1/", "-c", "512",
+			"-o", data, b.Path, programs.DynamicSource("wc"))
+		require.Equal(t, 0, st, stderr)
+		out, err := exec.Command(perf, "buildid-list", "-i", data).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		ids := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			id, file, ok := strings.Cut(l, " ")
+			require.True(t, ok, l)
+			ids[filepath.Base(file)] = id
+			f, err := os.Open(file)
+			require.NoError(t, err)
+			assert.Equal(t, hex.EncodeToString(profile.ReadBuildID(f)), id, "%s", file)
+			f.Close()
+		}
+		assert.Contains(t, ids, "wc")
+		assert.Contains(t, ids, "libc.so.6")
+		assert.Len(t, ids, 3, "the program, ld.so and libc: %v", ids)
+
+		hdr, err := exec.Command(perf, "report", "--header-only", "-I", "-i", data).CombinedOutput()
+		require.NoError(t, err, "%s", hdr)
+		assert.Contains(t, string(hdr), "# node0 cpu list : 0")
+		assert.Contains(t, string(hdr), "# CPU 0: Core ID 0, Die ID 0, Socket ID 0")
+		assert.Regexp(t, `# memory nodes \(nr 1, block size 0x8000000\):\n#\s+0 \[4G\]: 16-47`, string(hdr))
+
+		c2c, err := exec.Command(perf, "c2c", "report", "--stdio", "-i", data).CombinedOutput()
+		require.NoError(t, err, "%s", c2c)
+		assert.NotContains(t, string(c2c), "failed to find node")
+		m := regexp.MustCompile(`Load Operations\s+:\s+(\d+)`).FindStringSubmatch(string(c2c))
+		require.NotNil(t, m, "%s", c2c)
+		assert.NotEqual(t, "0", m[1], "c2c reads the sampled loads")
+	})
+}
+
+// TestRecordBadObjects: a recording of a dynamically linked program
+// whose libc has a corrupt .eh_frame (its bytes overwritten, the file
+// still loads) and whose own file has no build-id: nothing panics, the
+// walks that reach libc stop there with a reason while the program's own
+// frames still unwind, and the outputs leave the build-id out for the
+// file without one.
+func TestRecordBadObjects(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	objcopy := oracle.RequireTool(t, "aarch64-linux-gnu-objcopy", "binutils-aarch64-linux-gnu")
+	cross := linux.DefaultSysroot(cpu.ArchByName("arm64"))
+	if _, err := os.Stat(cross); err != nil {
+		t.Skipf("no arm64 cross libc: %v", err)
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "lib"), 0o755))
+	for _, f := range []string{"ld-linux-aarch64.so.1", "libc.so.6"} {
+		data, err := os.ReadFile(filepath.Join(cross, "lib", f))
+		require.NoError(t, err)
+		if f == "libc.so.6" {
+			ef, err := elf.NewFile(bytes.NewReader(data))
+			require.NoError(t, err)
+			s := ef.Section(".eh_frame")
+			require.NotNil(t, s)
+			for i := s.Offset + 64; i < s.Offset+s.Size; i++ {
+				data[i] = 0xff // every CIE and FDE after the first bytes: lengths of 4 GiB
+			}
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(root, "lib", f), data, 0o755))
+	}
+	prog := filepath.Join(dir, "sortsearch")
+	out, err := exec.Command(objcopy, "--remove-section", ".note.gnu.build-id",
+		filepath.Join("..", "..", "programs", "dynamic", "bin", "aarch64-dyn-O2", "sortsearch"), prog).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	for _, method := range []string{"sframe", "eh_frame"} {
+		t.Run(method, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "perf.data")
+			st, _, stderr := run(t, "record", "-c", "256", "--callchain", method, "-L", root, "--format", "perf,folded,pprof", "-o", data, prog)
+			require.Contains(t, []int{0, 2}, st, stderr) // sortsearch's own status
+			assert.NotContains(t, stderr, "panic")
+			folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
+			require.NoError(t, err)
+			// The program's frames unwind up to the first libc frame, a
+			// return address into libc (__libc_start_call_main, msort:
+			// internal, unnamed); the walk stops there. A sample in libc
+			// is its pc alone.
+			assert.Regexp(t, `(?m)^\[unknown\];main \d+$`, string(folded))
+			assert.Regexp(t, `(?m)^\[unknown\];cmp_int \d+$`, string(folded))
+			assert.Regexp(t, `(?m)^(qsort_r|strcmp) \d+$`, string(folded))
+			ids, err := exec.Command(perf, "buildid-list", "-i", data).CombinedOutput()
+			require.NoError(t, err, "%s", ids)
+			assert.NotContains(t, string(ids), "sortsearch", "no build-id, no entry")
+			assert.Contains(t, string(ids), "libc.so.6")
+		})
+	}
+	st, out2, stderr := run(t, "unwind", "check", "--every", "7", "-L", root, prog)
+	assert.Contains(t, []int{0, 1}, st, stderr)
+	assert.NotContains(t, stderr, "panic")
+	assert.Regexp(t, `(?m)^    sortsearch +\d+ checked +[1-9]\d* agree`, out2, "the program's checks still agree")
+}
+
+// forDynamic runs f on each architecture's build of the bundled
+// dynamically linked program name, skipping one without its cross libc.
+func forDynamic(t *testing.T, name string, f func(t *testing.T, b programs.Binary)) {
+	for _, b := range programs.DynamicBinaries("") {
+		if b.Name != name {
+			continue
+		}
+		t.Run(b.Config.Arch, func(t *testing.T) {
+			if _, err := os.Stat(linux.DefaultSysroot(cpu.ArchByName(b.Config.Arch))); err != nil {
+				t.Skipf("no %s cross libc (Debian's libc6-dev-*-cross) to load the program with", b.Config.Arch)
+			}
+			f(t, b)
 		})
 	}
 }

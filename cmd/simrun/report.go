@@ -9,6 +9,7 @@ import (
 
 	"simrun/sim/infile"
 	"simrun/sim/profile"
+	"simrun/sim/record"
 	"simrun/sim/report"
 )
 
@@ -86,7 +87,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	for _, w := range bin.Warnings {
 		fmt.Fprintf(stderr, "simrun report: warning: %s\n", w)
 	}
-	bin.Shared = openObjects(sum.Objects) // the shared objects, where they still are
+	bin.Shared = record.OpenObjects(sum.Objects) // the shared objects, where they still are
 	rec, err := profile.ReadRecording(data, bin)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)

@@ -380,4 +380,7 @@ func TestReportSharedObjects(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(html), ">qsort_r<", "report names them too")
 	assert.Contains(t, string(html), ">strcmp<")
+	// The samples by object: the program's and libc's.
+	assert.Regexp(t, `id="by-object">.*<td class="mono">libc\.so\.6</td>`, string(html))
+	assert.Regexp(t, `id="by-object">.*<td class="mono">sortsearch</td>`, string(html))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"simrun/sim/cpu"
@@ -37,7 +38,10 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	gdbAt := fs.String("gdb", "", "wait for gdb on `ENDPOINT` (PORT, HOST:PORT or unix:PATH) before the first instruction")
 	coreFile := fs.String("core", "", "if the program dies of a signal that dumps core (SIGSEGV, SIGABRT, ...), write an ELF core file to `FILE` for gdb (see docs/gdb.md)")
 	tty := fs.Bool("tty", false, "standard streams on a terminal are terminals to the guest, its controlling terminal (job control; see docs/linux-abi.md)")
+	pauth := fs.Bool("pauth", false, "arm64: pointer authentication on (paciasp/autiasp/retaa... sign and authenticate, keys from --seed); gdb then sees the PAC masks (docs/gdb.md)")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
+	cpus := fs.Int("cpus", 1, fmt.Sprintf("simulate `N` CPUs (1 to %d): threads run on them by affinity or thread number, interleaved by virtual time; with the timing model each is a core of the model with its own L1D, L2, TLB and predictors, sharing the last-level cache coherently (see ARCHITECTURE.md)", linux.MaxCPUs))
+	cpuStep := fs.Uint64("cpu-step", linux.DefaultCoreStep, fmt.Sprintf("with --cpus N > 1, the cores advance in steps of `N` instructions (at least %d): cache lines bounce between cores at most once a step (shorter: more faithful contention, slower)", linux.MinCoreStep))
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -45,6 +49,14 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "simrun run: no program given")
 		fs.Usage()
+		return errUsage
+	}
+	if *cpus < 1 || *cpus > linux.MaxCPUs {
+		fmt.Fprintf(stderr, "simrun: --cpus %d: want 1 to %d CPUs\n", *cpus, linux.MaxCPUs)
+		return errUsage
+	}
+	if *cpuStep < linux.MinCoreStep || *cpuStep > 1<<32 {
+		fmt.Fprintf(stderr, "simrun: --cpu-step %d: want %d to %d instructions\n", *cpuStep, linux.MinCoreStep, uint64(1)<<32)
 		return errUsage
 	}
 	prog := fs.Arg(0)
@@ -62,6 +74,8 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
 		Terminal: *tty,
+		CPUs:     *cpus,
+		CoreStep: *cpuStep,
 	}
 	if err := guest.apply(&cfg, stderr); err != nil {
 		return err
@@ -100,6 +114,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *pauth {
+		if err := linux.EnablePAuth(m); err != nil {
+			return err
+		}
+	}
 	if *cpuModel != "" || *stats {
 		name := *cpuModel
 		if name == "" {
@@ -109,7 +128,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := timing.Enable(m, p); err != nil {
+		if _, err := timing.EnableCores(m, p, *cpus); err != nil {
 			if *cpuModel != "" || !errors.Is(err, cpu.ErrNoTiming) {
 				return err
 			}
@@ -150,11 +169,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// The first SIGINT, SIGTERM or SIGHUP stops the program; the trace
 	// is written up to there (see interrupt.go).
 	defer interrupts.hold()()
-	interrupts.setStop(m.RequestStop)
+	interrupts.setStop(func(syscall.Signal) { m.RequestStop() })
 	start := time.Now()
 	var exit *cpu.Exit
 	if stub != nil {
-		interrupts.setStop(stub.Interrupt)
+		interrupts.setStop(func(syscall.Signal) { stub.Interrupt() })
 		exit, err = stub.Serve()
 		m.StopTiming()
 	} else {
@@ -170,7 +189,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	sig := interrupts.signal()
 	if errors.Is(err, cpu.ErrStopped) {
 		exit, err = &cpu.Exit{Status: 128 + int(sig)}, nil
-		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, signalName(sig), cur.Insns)
+		fmt.Fprintf(stderr, "simrun: %s: interrupted by %s after %d instructions\n", prog, linux.SignalName(int(sig)), cur.Insns)
 	}
 	if err != nil {
 		return err
@@ -215,6 +234,10 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "signals delivered: %d\n", p.Delivered())
 			if ts.Threads > 1 {
 				for _, t := range ts.Insns {
+					if p.CPUs() > 1 {
+						fmt.Fprintf(stderr, "thread %d: %d instructions, CPU %d\n", t.Tid, t.Insns, t.CPU)
+						continue
+					}
 					fmt.Fprintf(stderr, "thread %d: %d instructions\n", t.Tid, t.Insns)
 				}
 			}
@@ -226,6 +249,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "MIPS: %.1f\n", st.MIPS())
 		if m.Timing != nil {
 			printTimingStats(stderr, timing.Of(m), m.Arch.Name)
+			printCoreStats(stderr, timing.Of(m))
 		}
 	}
 	if sig != 0 {
@@ -275,6 +299,9 @@ func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }
 
 func printTimingStats(w io.Writer, t *timing.Model, arch string) {
 	s := t.Stats
+	if t.NumCores() > 1 {
+		s = timing.Total(t.Cores()) // (cycles: the busiest core's)
+	}
 	pct := func(a, b uint64) float64 {
 		if b == 0 {
 			return 0
@@ -286,6 +313,9 @@ func printTimingStats(w io.Writer, t *timing.Model, arch string) {
 		guest = "; the " + arch + " guest is timed on it"
 	}
 	fmt.Fprintf(w, "cpu model: %s (%s, %d MHz%s)\n", t.Preset.Name, t.Preset.Desc, t.Preset.MHz, guest)
+	if n := t.NumCores(); n > 1 {
+		fmt.Fprintf(w, "cores: %d (cycles: the busiest core's; the other counts: all cores')\n", n)
+	}
 	fmt.Fprintf(w, "cycles: %d\n", s.Cycles)
 	if s.Cycles > 0 {
 		fmt.Fprintf(w, "IPC: %.3f\n", float64(s.Insns)/float64(s.Cycles))
@@ -296,6 +326,23 @@ func printTimingStats(w io.Writer, t *timing.Model, arch string) {
 	fmt.Fprintf(w, "LLC accesses: %d, misses: %d (%.2f%%)\n", s.LLCAccess, s.LLCMiss, pct(s.LLCMiss, s.LLCAccess))
 	fmt.Fprintf(w, "DTLB accesses: %d, walks: %d (%.2f%%)\n", s.TLBAccess, s.TLBWalk, pct(s.TLBWalk, s.TLBAccess))
 	fmt.Fprintf(w, "branches: %d, mispredicted: %d (%.2f%%), not taken: %d\n", s.Branches, s.Mispredicts, pct(s.Mispredicts, s.Branches), s.NotTaken)
+}
+
+// printCoreStats prints, for a model of several cores, each core's
+// cycles, instructions and IPC, and the coherence traffic it met.
+func printCoreStats(w io.Writer, t *timing.Model) {
+	cores := t.Cores()
+	if len(cores) < 2 {
+		return
+	}
+	for _, c := range cores {
+		s := c.Stats
+		ipc := 0.0
+		if s.Cycles > 0 {
+			ipc = float64(s.Insns) / float64(s.Cycles)
+		}
+		fmt.Fprintf(w, "core %d: %d cycles, %d instructions, IPC %.3f, peer-core hits %d, upgrades %d\n", c.CoreIndex(), s.Cycles, s.Insns, ipc, s.PeerHits, s.Upgrades)
+	}
 }
 
 // writeCore writes the core file of a process that died of f.

@@ -11,6 +11,7 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/infile"
 	"simrun/sim/linux"
+	"simrun/sim/record"
 	"simrun/sim/unwind"
 )
 
@@ -102,6 +103,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
 	expect := fs.String("expect", "", "known divergences in `FILE` (one per line: conditions method=, at=, row=, via=, then \" -- \" and the reason): those it explains do not set the exit status")
 	guest := addGuestFlags(fs)
+	against := addAgainstFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -125,6 +127,10 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		if err != nil {
 			return usage("--expect: %v", err)
 		}
+	}
+	withGDB, err := against.on()
+	if err != nil {
+		return usage("%v", err)
 	}
 	policy, err := unwind.ParsePolicy(*policyText)
 	if err != nil {
@@ -173,7 +179,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return err
 	}
 	if *pauth {
-		if err := enablePAuth(m); err != nil {
+		if err := linux.EnablePAuth(m); err != nil {
 			return err
 		}
 	}
@@ -183,7 +189,16 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		SFrameVersion: uint8(*sframeVersion), Examples: *examples,
 	}
 	start := time.Now()
-	r, err := checkMachine(m, prog, data, copt)
+	var r *unwind.Report
+	var gr *gdbReport
+	if withGDB {
+		var c *unwind.Checker
+		if c, err = newCheck(m, prog, data, copt); err == nil {
+			r, gr, err = against.checkAgainstGDB(m, c, prog, stderr)
+		}
+	} else {
+		r, err = checkMachine(m, prog, data, copt)
+	}
 	wall := time.Since(start)
 	if err != nil {
 		return err
@@ -191,12 +206,17 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	if err := r.Write(stdout); err != nil {
 		return err
 	}
+	if gr != nil {
+		if err := gr.Write(stdout, *examples); err != nil {
+			return err
+		}
+	}
 	if *stats {
 		fc := r.FrameChecks()
 		fmt.Fprintf(stderr, "wall time: %.3f s\ninstructions: %d (%.2f M/s)\nframe checks: %d (%.2f M/s)\n",
 			wall.Seconds(), r.Insns, float64(r.Insns)/wall.Seconds()/1e6, fc, float64(fc)/wall.Seconds()/1e6)
 	}
-	if r.Failed() {
+	if r.Failed() || (gr != nil && gr.disagreements() > 0) {
 		return exitError{1}
 	}
 	return nil
@@ -206,12 +226,21 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 // each frame is looked up in the object that maps it, every process and
 // thread has its own truth.
 func checkMachine(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOptions) (*unwind.Report, error) {
+	c, err := newCheck(m, prog, data, copt)
+	if err != nil {
+		return nil, err
+	}
+	return c.Run()
+}
+
+// newCheck is checkMachine's checker, not run yet.
+func newCheck(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOptions) (*unwind.Checker, error) {
 	obj, err := unwind.NewObject(prog, data)
 	if err != nil {
 		return nil, err
 	}
 	if p := linux.Of(m); p != nil && p.Interp != nil {
-		copt.Resolve = codeResolver(p) // each frame in the object that maps it
+		copt.Resolve = record.CodeResolver(p) // each frame in the object that maps it
 	}
 	copt.Program = programOf()
 	c, err := unwind.NewChecker(m, obj, copt)
@@ -221,36 +250,7 @@ func checkMachine(m *cpu.Machine, prog string, data []byte, copt unwind.CheckOpt
 	if p := linux.Of(m); p != nil {
 		followThreads(p, c)
 	}
-	return c.Run()
-}
-
-// pauthCore is implemented by cores with pointer authentication (arm64).
-type pauthCore interface {
-	EnablePAuth(seed uint64)
-}
-
-// enablePAuth turns pointer authentication on for m's core, with keys
-// derived from the run's seed.
-func enablePAuth(m *cpu.Machine) error {
-	c, ok := m.Core.(pauthCore)
-	if !ok {
-		return errors.New("--pauth: the " + m.Arch.Name + " core has no pointer authentication")
-	}
-	p := linux.Of(m)
-	c.EnablePAuth(p.Cfg.Seed)
-	// Every process of the run has it too: a forked child keeps its
-	// parent's keys (it returns through frames the parent signed), and
-	// a program execve starts gets keys of its own — here the same ones,
-	// from the same seed. (A program of an architecture without it runs
-	// without.)
-	p.System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {
-		if e.Kind == linux.ProcessForked || e.Kind == linux.ProcessExeced {
-			if c, ok := q.Core.(pauthCore); ok {
-				c.EnablePAuth(q.Cfg.Seed)
-			}
-		}
-	})
-	return nil
+	return c, nil
 }
 
 // followThreads makes the checker's truth follow the kernel: one shadow
@@ -263,7 +263,7 @@ func followThreads(p *linux.Process, c *unwind.Checker) {
 		case linux.ThreadSwitched, linux.ProcessSwitched:
 			c.SwitchThread(e.Tid, e.PC)
 		case linux.SignalEntered:
-			c.SignalOn(q.Core, e.PC, e.SP)
+			c.SignalOn(q.Machine, e.PC, e.SP)
 		case linux.SignalReturned:
 			c.SigReturn()
 		case linux.ProcessForked:
@@ -271,7 +271,7 @@ func followThreads(p *linux.Process, c *unwind.Checker) {
 			c.Fork(e.Tid, q.Comm(), e.SP != 0)
 		case linux.ProcessExeced:
 			c.Attach(q.Machine)
-			c.Exec(e.Tid, q.Comm())
+			c.Exec(e.Tid, q.Comm(), q.Machine)
 		case linux.ProcessExited:
 			c.Detach(q.Machine)
 		}
@@ -302,7 +302,7 @@ func programOf() func(m *cpu.Machine) (*unwind.Object, unwind.Resolver, error) {
 		}
 		var res unwind.Resolver
 		if q.Interp != nil {
-			res = codeResolver(q)
+			res = record.CodeResolver(q)
 		}
 		return o, res, nil
 	}

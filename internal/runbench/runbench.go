@@ -5,6 +5,7 @@ package runbench
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -35,6 +36,9 @@ type Options struct {
 	// collection per run makes short programs' benchmarks slow: Timing
 	// sets it, where plain, timed and sampled runs are compared.)
 	Collect bool
+	// CPUs is the simulated CPUs (linux.Config.CPUs, timing.NewCores
+	// with Timing; 0: one).
+	CPUs int
 }
 
 // ProgramWith is Program with options.
@@ -50,7 +54,7 @@ func ProgramWith(b *testing.B, opt Options, path string, args ...string) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		out.Reset()
-		m := newMachine(b, path, data, opt.Timing, &out, args)
+		m := newMachine(b, path, data, opt.Timing, &out, args, opt.CPUs)
 		if opt.Setup != nil {
 			if err := opt.Setup(m); err != nil {
 				b.Fatal(err)
@@ -78,9 +82,9 @@ func ProgramWith(b *testing.B, opt Options, path string, args ...string) {
 
 // newMachine loads the program for one run, timed with preset p unless
 // p is nil.
-func newMachine(b *testing.B, path string, data []byte, p *timing.Preset, out *bytes.Buffer, args []string) *cpu.Machine {
+func newMachine(b *testing.B, path string, data []byte, p *timing.Preset, out *bytes.Buffer, args []string, cpus int) *cpu.Machine {
 	b.Helper()
-	m, err := NewMachine(path, data, p, out, args)
+	m, err := NewMachineCPUs(path, data, p, out, args, cpus)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,16 +94,51 @@ func newMachine(b *testing.B, path string, data []byte, p *timing.Preset, out *b
 // NewMachine loads the ELF image data (from path) with argv path+args,
 // its standard output to out, timed with preset p unless p is nil.
 func NewMachine(path string, data []byte, p *timing.Preset, out io.Writer, args []string) (*cpu.Machine, error) {
-	m, err := linux.New(path, data, linux.Config{Args: append([]string{path}, args...), Stdout: out})
+	return NewMachineCPUs(path, data, p, out, args, 1)
+}
+
+// NewMachineCPUs is NewMachine on cpus simulated CPUs (with p, as many
+// timing cores).
+func NewMachineCPUs(path string, data []byte, p *timing.Preset, out io.Writer, args []string, cpus int) (*cpu.Machine, error) {
+	cpus = max(cpus, 1)
+	m, err := linux.New(path, data, linux.Config{Args: append([]string{path}, args...), Stdout: out, CPUs: cpus})
 	if err != nil {
 		return nil, err
 	}
 	if p != nil {
-		if _, err := timing.Enable(m, p); err != nil {
+		if _, err := timing.EnableCores(m, p, cpus); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// Cores runs the multi-threaded worksplit of threadConfig (four
+// threads, the same work whatever the CPUs) timed on 1, 2 and 4 CPUs
+// (simrun run --cpus N --stats): the MIPS of N cores against one's is
+// the cost of the cores (timing every operation one by one, a
+// scheduling decision every linux.DefaultCoreStep instructions), and
+// plain on 1 and 4 CPUs, the scheduler's cost alone.
+func Cores(b *testing.B, threadConfig string) {
+	p, err := timing.PresetByName(Preset)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var path string
+	for _, bin := range programs.ThreadBinaries("") {
+		if bin.Config.Name == threadConfig && bin.Name == "worksplit" {
+			path = bin.Path
+		}
+	}
+	if path == "" {
+		b.Fatalf("no worksplit built for %s", threadConfig)
+	}
+	for _, n := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("timed/cpus%d", n), func(b *testing.B) { ProgramWith(b, Options{Timing: p, Collect: true, CPUs: n}, path) })
+	}
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("plain/cpus%d", n), func(b *testing.B) { ProgramWith(b, Options{Collect: true, CPUs: n}, path) })
+	}
 }
 
 // Preset is the CPU (and SPE) preset the benchmarks time with.
@@ -197,7 +236,7 @@ func Model(b *testing.B, path string, args ...string) {
 		b.Fatal(err)
 	}
 	var out bytes.Buffer
-	m := newMachine(b, path, data, p, &out, args)
+	m := newMachine(b, path, data, p, &out, args, 1)
 	rec := &logRecorder{}
 	m.Consumers = append(m.Consumers, rec)
 	if _, err := m.Run(); err != nil {

@@ -20,8 +20,10 @@ set -euo pipefail
 # dpkg, install-info, passwd, debianutils) are left out: nothing the test
 # runs opens their files.
 packages=(
-	# C library and the C++ runtime (zstd is C++-linked)
-	libc6 libgcc-s1 libstdc++6
+	# C library and the C++ runtime (zstd is C++-linked); libc's separate
+	# debug files (usr/lib/debug/.build-id), which name its internal
+	# functions for simrun's outputs as for perf --symfs and gdb
+	libc6 libc6-dbg libgcc-s1 libstdc++6
 	# text tools
 	coreutils libacl1 libattr1 libgmp10 libselinux1 libpcre2-8-0
 	grep sed diffutils findutils tar

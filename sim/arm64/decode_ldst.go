@@ -26,10 +26,36 @@ const (
 	lsStrFD
 	lsStrFQ
 	lsPrfm // prefetch: no effect
+	numLSTypes
 )
 
-// lsSize is the access size in bytes of each type.
-var lsSize = [...]uint8{1, 2, 4, 8, 1, 1, 2, 2, 4, 1, 2, 4, 8, 1, 2, 4, 8, 16, 1, 2, 4, 8, 16, 0}
+// lsType is what a load/store type is: its access size in bytes, whether
+// it writes memory and whether its register is a SIMD&FP one.
+type lsType struct {
+	size      uint8
+	store, fp bool
+}
+
+// lsTypes are the load/store types, keyed by type.
+var lsTypes = [numLSTypes]lsType{
+	lsLdrB: {size: 1}, lsLdrH: {size: 2}, lsLdrW: {size: 4}, lsLdrX: {size: 8},
+	lsLdrSBW: {size: 1}, lsLdrSBX: {size: 1}, lsLdrSHW: {size: 2}, lsLdrSHX: {size: 2}, lsLdrSW: {size: 4},
+	lsStrB: {size: 1, store: true}, lsStrH: {size: 2, store: true}, lsStrW: {size: 4, store: true}, lsStrX: {size: 8, store: true},
+	lsLdrFB: {size: 1, fp: true}, lsLdrFH: {size: 2, fp: true}, lsLdrFS: {size: 4, fp: true},
+	lsLdrFD: {size: 8, fp: true}, lsLdrFQ: {size: 16, fp: true},
+	lsStrFB: {size: 1, store: true, fp: true}, lsStrFH: {size: 2, store: true, fp: true}, lsStrFS: {size: 4, store: true, fp: true},
+	lsStrFD: {size: 8, store: true, fp: true}, lsStrFQ: {size: 16, store: true, fp: true},
+	lsPrfm: {},
+}
+
+// lsSize is the access size in bytes of each type (lsTypes' sizes, in
+// the form the executor indexes).
+var lsSize = func() (s [numLSTypes]uint8) {
+	for t, ty := range lsTypes {
+		s[t] = ty.size
+	}
+	return s
+}()
 
 // Addressing modes (inst.b of opLdSt and opLdStP).
 const (
@@ -52,15 +78,30 @@ const (
 	lpStS
 	lpStD
 	lpStQ
+	numLPTypes
 )
+
+// lpType is what a pair type is: the bytes both registers transfer and
+// whether it writes memory.
+type lpType struct {
+	size  uint8
+	store bool
+}
+
+// lpTypes are the pair types, keyed by type.
+var lpTypes = [numLPTypes]lpType{
+	lpLdW: {size: 8}, lpLdX: {size: 16}, lpLdSW: {size: 8}, lpLdS: {size: 8}, lpLdD: {size: 16}, lpLdQ: {size: 32},
+	lpStW: {size: 8, store: true}, lpStX: {size: 16, store: true}, lpStS: {size: 8, store: true},
+	lpStD: {size: 16, store: true}, lpStQ: {size: 32, store: true},
+}
 
 // intType maps (size, opc) of the integer register forms to a type.
 func intType(size, opc uint32) (int, bool) {
 	switch opc {
 	case 0:
-		return lsStrB + int(size), true
+		return [4]int{lsStrB, lsStrH, lsStrW, lsStrX}[size&3], true
 	case 1:
-		return lsLdrB + int(size), true
+		return [4]int{lsLdrB, lsLdrH, lsLdrW, lsLdrX}[size&3], true
 	case 2:
 		switch size {
 		case 0:
@@ -87,9 +128,9 @@ func intType(size, opc uint32) (int, bool) {
 func fpType(size, opc uint32) (int, bool) {
 	switch {
 	case opc&2 == 0:
-		t := lsStrFB + int(size)
+		t := [4]int{lsStrFB, lsStrFH, lsStrFS, lsStrFD}[size&3]
 		if opc == 1 {
-			t = lsLdrFB + int(size)
+			t = [4]int{lsLdrFB, lsLdrFH, lsLdrFS, lsLdrFD}[size&3]
 		}
 		return t, true
 	case size == 0:
@@ -150,7 +191,7 @@ func decodeLdSt(w uint32, pc uint64) inst {
 				if opc == 3 {
 					return undef(w)
 				}
-				t = lsLdrFS + int(opc)
+				t = [3]int{lsLdrFS, lsLdrFD, lsLdrFQ}[opc]
 			}
 			return ldstInst(t, amOff, rt, rZR, target)
 		}
@@ -238,9 +279,9 @@ func decodeLdSt(w uint32, pc uint64) inst {
 func ldstInst(t int, mode uint8, rt uint32, rn uint8, imm uint64) inst {
 	in := inst{op: opLdSt, a: uint8(t), b: mode, rn: rn, imm: imm}
 	switch {
-	case t >= lsLdrFB && t <= lsStrFQ:
+	case lsTypes[t].fp:
 		in.rd = uint8(rt) // vector register number
-	case t >= lsStrB && t <= lsStrX:
+	case lsTypes[t].store:
 		in.rd = rReg(rt) // stores read xzr
 	default:
 		in.rd = wReg(rt)
@@ -277,7 +318,7 @@ func decodePair(w uint32) inst {
 	case v == 0 && opc == 1 && l == 1:
 		t, scale = lpLdSW, 2
 	case v == 1 && opc < 3:
-		t, scale = lpStS+int(opc), 2+uint(opc)
+		t, scale = [3]int{lpStS, lpStD, lpStQ}[opc], 2+uint(opc)
 	default:
 		return undef(w)
 	}
@@ -287,8 +328,12 @@ func decodePair(w uint32) inst {
 			t = lpLdW
 		case lpStX:
 			t = lpLdX
-		default:
-			t = lpLdS + (t - lpStS)
+		case lpStS:
+			t = lpLdS
+		case lpStD:
+			t = lpLdD
+		case lpStQ:
+			t = lpLdQ
 		}
 	}
 	var am uint8

@@ -221,7 +221,7 @@ func decodePAuth(w uint32, in inst) inst {
 			break // CONSTRAINED UNPREDICTABLE (Unpredictable_WBOVERLAPLD): undefined, as the other writeback forms
 		}
 		off := sext(uint64(field(w, 22, 1)<<9|field(w, 12, 9)), 10) << 3
-		key := keyDA + int(field(w, 23, 1))
+		key := [2]int{keyDA, keyDB}[field(w, 23, 1)] // M: ldraa, ldrab
 		return inst{op: opPAuthLdr, a: uint8(b2u(wb)), b: uint8(key), rd: wReg(rt), rn: rSPr(rn), imm: off}
 	}
 	return in

@@ -110,10 +110,11 @@ func pickWord(r *rand.Rand, skipped map[string]int) uint32 {
 			continue
 		}
 		switch in.op {
-		case opMrs, opMsr, opSvc, opBrk, opLdSt, opLdStP, opVLdSt, opDcZva:
+		case opMrs, opMsr, opSvc, opBrk, opClrex, opSysNop, opLdSt, opLdStP, opVLdSt, opDcZva:
 			continue
 		}
-		if in.op >= opB && in.op <= opSwp {
+		switch opTable[in.op].group {
+		case grpBranch, grpTestBranch, grpIndirect, grpLdStHot, grpPair, grpLoadEx, grpStoreEx, grpAtomic:
 			continue
 		}
 		return w
@@ -181,18 +182,18 @@ const (
 // the base register of a load/store.
 func writesProtected(in inst) bool {
 	prot := func(r uint8) bool { return r == 28 || r == 30 || r == rSP }
+	spec := opTable[in.op]
 	switch {
 	case in.op == opLdSt:
-		return !(in.a >= lsStrB && in.a <= lsStrFQ) && in.a < lsLdrFB && prot(in.rd) || (in.b != amOff && in.rn != 30)
+		intLoad := !lsTypes[in.a].store && !lsTypes[in.a].fp && in.a != lsPrfm
+		return intLoad && prot(in.rd) || (in.b != amOff && in.rn != 30)
 	case in.op == opLdStP:
-		return in.a <= lpLdQ && in.a <= lpLdSW && (prot(in.rd) || prot(in.ra)) || (in.b != amOff && in.rn != 30)
-	case in.op >= opLdrXo && in.op <= opLdrBo:
-		return prot(in.rd)
-	case in.op >= opStrXo && in.op <= opStrBo:
-		return false
-	case in.op >= opLdpXo && in.op <= opStpXpost:
-		load := in.op == opLdpXo || in.op == opLdpXpre || in.op == opLdpXpost
-		return load && (prot(in.rd) || prot(in.ra))
+		intLoad := in.a == lpLdW || in.a == lpLdX || in.a == lpLdSW
+		return intLoad && (prot(in.rd) || prot(in.ra)) || (in.b != amOff && in.rn != 30)
+	case spec.group == grpLdStHot:
+		return spec.flags&opfLoad != 0 && prot(in.rd)
+	case spec.group == grpPair:
+		return spec.flags&opfLoad != 0 && (prot(in.rd) || prot(in.ra))
 	case in.op == opLdxr || in.op == opLdar || in.op == opAtom || in.op == opSwp:
 		return prot(in.rd)
 	case in.op == opLdxp:
@@ -205,7 +206,7 @@ func writesProtected(in inst) bool {
 		return in.rm == 28 || in.rm+1 == 28 || in.rm == 30 || in.rm+1 == 30
 	case in.op == opVLdSt:
 		return in.b&lsvPost != 0 && in.rn != 30
-	case in.op < opFmovReg:
+	case !groupExecFP[spec.group] && spec.group != grpPAuth && spec.group != grpMarker:
 		return prot(in.rd)
 	case in.op == opFmovToGP || in.op == opFcvtToInt:
 		return prot(in.rd)
@@ -221,13 +222,17 @@ func pairLoad(in inst) bool {
 	case opLdpXo, opLdpXpre, opLdpXpost, opLdxp:
 		return true
 	case opLdStP:
-		return in.a <= lpLdQ
+		return !lpTypes[in.a].store
 	}
 	return false
 }
 
 func isMemOp(o op) bool {
-	return (o >= opLdrXo && o <= opSwp) || o == opVLdSt
+	switch opTable[o].group {
+	case grpLdStHot, grpLdSt, grpPair, grpLoadEx, grpStoreEx, grpAtomic, grpVLdSt:
+		return true
+	}
+	return false
 }
 
 // pickMemWord draws a load/store on x30 (index register x28).
@@ -276,7 +281,7 @@ func randomMemProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 		}
 		if r.IntN(5) < 2 {
 			w := pickMemWord(r, skipped)
-			if o := decode(w, codeAddr).op; r.IntN(2) == 0 || (o >= opLdxr && o <= opSwp) {
+			if o := decode(w, codeAddr).op; r.IntN(2) == 0 || isExclusiveOrAtomic(o) {
 				code = append(code, movBase...) // exclusives and atomics need alignment
 			}
 			code = append(code, w)
@@ -297,4 +302,14 @@ func randomMemProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 func TestQemuRandomMemory(t *testing.T) {
 	skipped := map[string]int{}
 	difftest.RandomPrograms(t, "arm64", "", 0x3e3, func(r *rand.Rand, n int) []byte { return randomMemProgram(r, n, skipped) })
+}
+
+// isExclusiveOrAtomic: the exclusives, ordered accesses and atomics, which
+// need an aligned address.
+func isExclusiveOrAtomic(o op) bool {
+	switch opTable[o].group {
+	case grpLoadEx, grpStoreEx, grpAtomic:
+		return true
+	}
+	return false
 }

@@ -646,7 +646,7 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 				return n, c.memFault(pc)
 			}
 		default:
-			if in.op >= opFmovReg {
+			if in.op >= opFirstFP {
 				if f := c.execFP(in, pc); f != nil {
 					c.pc = pc
 					return n, cpu.Stop{Kind: cpu.StopFault, Fault: f}

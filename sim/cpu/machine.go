@@ -80,7 +80,31 @@ type Machine struct {
 	sliceEnd uint64
 
 	stopReq atomic.Bool // RequestStop was called
-	yield   bool        // Yield was called
+	// stopWith, when not nil, is the machine whose stopReq this one
+	// uses (ShareStop: the processes of one run stop together).
+	stopWith *Machine
+	yield    bool // Yield was called
+}
+
+// stopFlag is the flag RequestStop sets for m.
+func (m *Machine) stopFlag() *atomic.Bool {
+	if m.stopWith != nil {
+		return &m.stopWith.stopReq
+	}
+	return &m.stopReq
+}
+
+// ShareStop makes m stop when with is asked to (and with when m is):
+// the kernel gives a forked process's machine its parent's, so that
+// RequestStop on the first process's machine (simrun's SIGINT, a
+// debugger's interrupt) stops whichever process has the core.
+func (m *Machine) ShareStop(with *Machine) {
+	if with.stopWith != nil {
+		with = with.stopWith
+	}
+	if with != m {
+		m.stopWith = with
+	}
 }
 
 // Exit is how a run ended.
@@ -122,7 +146,7 @@ var ErrStopped = errors.New("stopped on request")
 // that is after at most runSlice instructions, a syscall or a timing
 // batch. It is safe from any goroutine (a signal handler's) and costs the
 // run loop one atomic load per run of the core.
-func (m *Machine) RequestStop() { m.stopReq.Store(true) }
+func (m *Machine) RequestStop() { m.stopFlag().Store(true) }
 
 // ErrYield is Run's error after Yield: the kernel handed the core to
 // another machine (another process's); Run may be called again.
@@ -134,11 +158,11 @@ func (m *Machine) Yield() { m.yield = true }
 
 // StopRequested reports whether RequestStop was called (and not
 // cleared).
-func (m *Machine) StopRequested() bool { return m.stopReq.Load() }
+func (m *Machine) StopRequested() bool { return m.stopFlag().Load() }
 
 // ClearStop forgets a RequestStop, so that Run and RunFor run on (a
 // debugger stub stops the guest this way and then resumes it).
-func (m *Machine) ClearStop() { m.stopReq.Store(false) }
+func (m *Machine) ClearStop() { m.stopFlag().Store(false) }
 
 // runSlice is the most instructions the core runs between two checks of
 // RequestStop when nothing else (an observer, the timing log, a syscall)
@@ -170,7 +194,7 @@ func (m *Machine) Run() (*Exit, error) {
 // machine yields.
 func (m *Machine) RunMachine() (*Exit, error) {
 	for !m.exited {
-		if m.stopReq.Load() {
+		if m.stopFlag().Load() {
 			m.StopTiming()
 			return nil, ErrStopped
 		}
@@ -189,12 +213,18 @@ func (m *Machine) RunMachine() (*Exit, error) {
 
 // RunFor executes at most n more instructions (for tests and tracers).
 // An instruction whose fault became a handled signal counts as one, as
-// in qemu's traces.
+// in qemu's traces. Like RunMachine it returns ErrYield when the kernel
+// handed the core to another machine (the caller runs the others, then
+// this one again).
 func (m *Machine) RunFor(n uint64) (*Exit, error) {
 	stop := m.Insns + m.TakenFaults + n
 	for !m.exited && m.Insns+m.TakenFaults < stop {
-		if m.stopReq.Load() {
+		if m.stopFlag().Load() {
 			return nil, ErrStopped
+		}
+		if m.yield {
+			m.yield = false
+			return nil, ErrYield
 		}
 		if err := m.stepBudget(stop - m.Insns - m.TakenFaults); err != nil {
 			return nil, err

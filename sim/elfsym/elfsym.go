@@ -7,6 +7,9 @@
 // Read takes .symtab, or .dynsym when the file has no .symtab (a stripped
 // shared object such as Debian's libc.so.6 keeps the functions it
 // exports there; perf names a stripped library's samples from it too).
+// ReadFile, given the file's path, first looks for a stripped file's
+// separate debug file by build-id (DebugFile: where Debian's -dbg
+// packages put them, and perf and gdb find them) and takes its .symtab.
 // It keeps, as perf does when it loads an ELF file's symbols:
 //
 //   - STT_FUNC and STT_GNU_IFUNC symbols (an IFUNC symbol names its

@@ -22,8 +22,16 @@ func (s *Stub) runFree() (*cpu.Exit, error) {
 		s.fault = nil
 		s.deliver(f)
 	}
+	if s.p.Away() { // the core is with another process: on until it is back
+		if exit, err := s.p.RunUntilBack(false); err != nil || exit != nil {
+			return exit, err
+		}
+	}
 	for {
 		exit, err := s.m.Run()
+		if errors.Is(err, ErrPause) {
+			continue // no gdb to pause for
+		}
 		if errors.Is(err, cpu.ErrStopped) && !s.hostStop.Load() {
 			s.m.ClearStop() // a late 0x03 or a fault stop of the attached run
 			continue
@@ -114,7 +122,25 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 		if s.hist != nil {
 			n = min(n, s.hist.UntilMark())
 		}
-		exit, err := s.m.RunFor(n)
+		var exit *cpu.Exit
+		var err error
+		if s.p.Away() {
+			// Stopped while another process had the core (an
+			// interrupt): the others run on until it comes back, then
+			// this process runs as asked.
+			if exit, err = s.p.RunUntilBack(false); exit == nil && err == nil {
+				continue
+			}
+		} else if exit, err = s.m.RunFor(n); errors.Is(err, cpu.ErrYield) {
+			// The kernel handed the core to another process (a fork's
+			// child, a process this one waits for): the others run
+			// without gdb, as gdb's follow-fork-mode parent with
+			// detach-on-fork lets them, until it is back.
+			exit, err = s.p.RunUntilBack(true)
+		}
+		if exit == nil && err == nil && s.p.Machine != s.m {
+			return s.execed()
+		}
 		if exit == nil && err == nil {
 			s.mark()
 		}
@@ -137,6 +163,8 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 			s.send(s.stop)
 			s.interruptReq.Store(false)
 			return nil, false, nil
+		case errors.Is(err, ErrPause):
+			return s.stopped(cpu.SIGTRAP, "")
 		case errors.Is(err, cpu.ErrStopped):
 			s.m.ClearStop()
 			if s.hostStop.Load() {
@@ -168,6 +196,35 @@ func (s *Stub) resume(stepTid uint64, sig int) (*cpu.Exit, bool, error) {
 	}
 }
 
+// execed follows the program into the machine its execve gave it (its
+// new program, of either architecture): the stub debugs the new machine,
+// with that architecture's registers, no breakpoints or watchpoints (the
+// old address space's went with it, as on Linux) and a new history; gdb,
+// told by an exec stop (exec-events), loads the new program and asks
+// for its target description again. A gdb that did not take exec-events
+// gets a plain stop.
+func (s *Stub) execed() (*cpu.Exit, bool, error) {
+	old := s.m
+	old.Kernel, old.Observer = s.inner, s.base
+	s.m = s.p.Machine
+	s.inner, s.base = s.m.Kernel, s.m.Observer
+	s.m.Kernel = catcher{s}
+	lay, err := layoutFor(s.p.Arch, pauthOn(s.m))
+	if err != nil {
+		return nil, true, err
+	}
+	s.lay = lay
+	s.bps = map[uint64]byte{}
+	s.watches, s.armed, s.fault = nil, watchHit{}, nil
+	s.hist, s.histOff = nil, ""
+	s.startHistory()
+	fmt.Fprintf(s.notes, "simrun: gdb: the program ran execve: now %s (%s)\n", s.p.ExePath(), s.p.Arch.Name)
+	if s.execEvents {
+		return s.stopped(cpu.SIGTRAP, "exec:"+string(appendHex(nil, []byte(s.p.ExePath())))+";")
+	}
+	return s.stopped(cpu.SIGTRAP, "")
+}
+
 // stopped reports a stop with Linux signal sig.
 func (s *Stub) stopped(sig int, reason string) (*cpu.Exit, bool, error) {
 	s.stop = s.stopReply(sig, reason)
@@ -182,7 +239,12 @@ func (s *Stub) finish() (*cpu.Exit, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	s.send(exitReply(exit))
+	s.p.EndRun(exit) // the other processes end with the first, as without gdb
+	reply := exitReply(exit)
+	if s.multi {
+		reply += fmt.Sprintf(";process:%x", s.p.PID())
+	}
+	s.send(reply)
 	return exit, true, nil
 }
 

@@ -85,13 +85,17 @@ func (l *layout) setReg(r *reg, st *cpu.State, b []byte) {
 	}
 }
 
-// layoutFor returns the register layout of arch, or an error naming it.
-func layoutFor(a *cpu.Arch) (*layout, error) {
+// layoutFor returns the register layout of arch, or an error naming it;
+// pauth adds arm64's pointer-authentication masks.
+func layoutFor(a *cpu.Arch, pauth bool) (*layout, error) {
 	var l *layout
 	switch a.Name {
 	case "arm64":
 		l = arm64Layout()
 		l.watchBefore = true
+		if pauth {
+			addPAuth(l)
+		}
 	case "s390x":
 		l = s390xLayout()
 	default:
@@ -174,6 +178,28 @@ func arm64Layout() *layout {
 			`<field name="h" type="vnh"/><field name="b" type="vnb"/><field name="q" type="vnq"/></union>`,
 	}
 	return l
+}
+
+// pacMask is the mask of the bits pointer authentication puts its code
+// in, for data and instruction addresses alike: bits 54:48, the bits
+// above a 48-bit virtual address but the top byte (bit 55 selects the
+// address half), as Linux reports it to a debugger (its
+// ptrauth_user_pac_mask, the NT_ARM_PAC_MASK regset; the core writer's
+// note holds the same).
+const pacMask = 0x007f000000000000
+
+// addPAuth adds the org.gnu.gdb.aarch64.pauth feature (pauth_dmask,
+// pauth_cmask) after the FP/SIMD registers, numbered 68 and 69 as gdb
+// numbers them when the feature is there. gdb strips the code from
+// signed return addresses with pauth_cmask when it unwinds a frame whose
+// CFI says its return address is signed. Linux's regset is read-only: a
+// write is accepted and changes nothing.
+func addPAuth(l *layout) {
+	const pauth = "org.gnu.gdb.aarch64.pauth"
+	get := func(*cpu.State) (uint64, uint64) { return pacMask, 0 }
+	set := func(*cpu.State, uint64, uint64) {}
+	add(l, "pauth_dmask", 64, "int", pauth, get, set)
+	add(l, "pauth_cmask", 64, "int", pauth, get, set)
 }
 
 // s390xPSWMask is the PSW mask qemu-user shows for a 64-bit program (the

@@ -4,10 +4,11 @@
 //
 // It serves what gdb-multiarch uses for a Linux user-mode target:
 // qSupported, QStartNoAckMode, target descriptions (qXfer:features:read:
-// arm64 core and FP/SIMD registers; s390x core, access, floating-point
+// arm64 core and FP/SIMD registers, the PAC masks with pointer
+// authentication on; s390x core, access, floating-point
 // and vector registers), qXfer:auxv:read, qXfer:exec-file:read,
 // qXfer:threads:read, qAttached, qC, qfThreadInfo/qsThreadInfo, Hg/Hc,
-// T, qRcmd (monitor insns), '?', g/G, p/P,
+// T, qRcmd (monitor insns), '?', g/G, p/P, vFile (host I/O),
 // m/M/X, Z0/Z1 breakpoints, Z2/Z3/Z4 watchpoints, s/c/S/C, vCont and
 // vCont?, bs/bc (reverse execution, reverse.go), k/vKill, D and the 0x03
 // interrupt. See docs/gdb.md.
@@ -30,9 +31,18 @@
 // scheduler to one (a vCont naming only it); a step of a thread that is
 // switched out runs until it has retired one instruction.
 //
+// Host I/O (hostio.go): vFile packets read the guest's files and its
+// /proc files, for gdb's "target:" sysroot and for gcore; with gdb's
+// multiprocess+ thread ids carry the process id.
+//
+// Processes: gdb debugs the first process; while it waits for another
+// (a forked child), the others run without gdb until it can run again
+// (linux.Process.RunUntilBack). Its execve is followed into the new
+// machine (execed), reported with exec-events.
+//
 // Not done yet (later slices of the debugging work): reverse execution
-// across fork and execve, gdb's gcore, signals other than an
-// instruction's fault stopping the guest, and O packets for output.
+// across fork and execve, signals other than an instruction's fault
+// stopping the guest, and O packets for output.
 package gdbstub
 
 import (
@@ -53,8 +63,11 @@ import (
 
 // Stub serves one gdb connection for one process.
 type Stub struct {
-	p      *linux.Process
-	m      *cpu.Machine
+	p *linux.Process
+	m *cpu.Machine // the process's machine (another after an execve)
+	// stopM is the machine whose stop flag the run's machines share
+	// (Machine.ShareStop): the interrupts of other goroutines go there.
+	stopM  *cpu.Machine
 	conn   io.ReadWriteCloser
 	notes  io.Writer
 	lay    *layout
@@ -88,6 +101,20 @@ type Stub struct {
 	Interval, HistoryLimit uint64
 	hist                   *replay.History // nil: no reverse execution (histOff says why)
 	histOff                string
+
+	files map[uint64]linux.DebugFile // host I/O: the files gdb opened (hostio.go)
+	multi bool                       // gdb took multiprocess+: thread ids are pPID.TID
+	// execEvents: gdb took exec-events+ (an execve stops with exec:).
+	execEvents bool
+}
+
+// tidText is thread tid as the replies name it: hex, or pPID.TID once
+// gdb took multiprocess+.
+func (s *Stub) tidText(tid uint64) string {
+	if s.multi {
+		return fmt.Sprintf("p%x.%x", s.p.PID(), tid)
+	}
+	return strconv.FormatUint(tid, 16)
 }
 
 // watch is a Z2 (write), Z3 (read) or Z4 (access) watchpoint.
@@ -103,21 +130,37 @@ type watchHit struct {
 	insns uint64 // m.Insns before the accessing instruction
 }
 
+// pauthOn reports whether m's core authenticates pointers (arm64 --pauth).
+func pauthOn(m *cpu.Machine) bool {
+	pa, ok := m.Core.(interface{ PAuthEnabled() bool })
+	return ok && pa.PAuthEnabled()
+}
+
 // errStop ends RunFor when the observer stops the guest.
 var errStop = errors.New("stopped for gdb")
+
+// ErrPause, returned by the run's own observer (the Machine.Observer
+// there was when Serve began), stops the guest for gdb before the
+// instruction about to run, reported as a SIGTRAP with no breakpoint
+// (gdb says "Program received signal SIGTRAP" and, by its default
+// "handle SIGTRAP nopass", resumes without it). On the resume the
+// observer is called again for the same instruction. simrun unwind check
+// --against gdb pauses the run this way at its sample points. After a
+// detach the run goes on as if the observer had returned nil.
+var ErrPause = errors.New("paused for gdb")
 
 // New returns a stub debugging p over conn; notes gets one-line notes
 // (stderr). The machine must not have run yet, or be stopped between
 // instructions.
 func New(p *linux.Process, conn io.ReadWriteCloser, notes io.Writer) (*Stub, error) {
-	lay, err := layoutFor(p.Arch)
+	lay, err := layoutFor(p.Arch, pauthOn(p.Machine))
 	if err != nil {
 		return nil, err
 	}
 	if notes == nil {
 		notes = io.Discard
 	}
-	s := &Stub{p: p, m: p.Machine, conn: conn, notes: notes, lay: lay, bps: map[uint64]byte{}, event: p.CurrentTid()}
+	s := &Stub{p: p, m: p.Machine, stopM: p.Machine, conn: conn, notes: notes, lay: lay, bps: map[uint64]byte{}, event: p.CurrentTid()}
 	s.stop = s.stopReply(cpu.SIGTRAP, "")
 	return s, nil
 }
@@ -127,7 +170,7 @@ func New(p *linux.Process, conn io.ReadWriteCloser, notes io.Writer) (*Stub, err
 // goroutine.
 func (s *Stub) Interrupt() {
 	s.hostStop.Store(true)
-	s.m.RequestStop()
+	s.stopM.RequestStop()
 }
 
 // catcher is the kernel while gdb is attached: syscalls go to the
@@ -185,6 +228,7 @@ func (s *Stub) Serve() (*cpu.Exit, error) {
 	defer func() {
 		s.m.Kernel = s.inner
 		s.m.Observer = s.base
+		s.closeFiles()
 	}()
 	s.events = make(chan event, 16)
 	go s.read()
@@ -233,7 +277,7 @@ func (s *Stub) read() {
 		}
 		if ev.kind == evInterrupt {
 			s.interruptReq.Store(true)
-			s.m.RequestStop()
+			s.stopM.RequestStop()
 		}
 		s.events <- ev
 	}
@@ -270,7 +314,7 @@ func (s *Stub) stopReply(sig int, reason string) string {
 // stopReplyFor is stopReply about thread tid.
 func (s *Stub) stopReplyFor(tid uint64, sig int, reason string) string {
 	s.event, s.gtid, s.ctid = tid, 0, 0
-	return fmt.Sprintf("T%02x%sthread:%x;", gdbSignal(sig), reason, tid)
+	return fmt.Sprintf("T%02x%sthread:%s;", gdbSignal(sig), reason, s.tidText(tid))
 }
 
 // exitReply is W (exit status) or X (killed by a signal).
@@ -368,6 +412,7 @@ func (s *Stub) kill() (*cpu.Exit, bool, error) {
 	s.m.EndFault(&cpu.Fault{PC: s.m.Core.PC(), Kind: cpu.FaultSignal, Sig: cpu.SIGKILL, Retired: true,
 		Err: errors.New("killed by gdb")})
 	exit, _ := s.m.RunFor(0)
+	s.p.EndRun(exit)
 	return exit, true, nil
 }
 
@@ -375,18 +420,34 @@ func (s *Stub) query(pkt string) {
 	name, args, _ := strings.Cut(pkt, ":")
 	switch name {
 	case "qSupported":
-		s.send(supported)
+		// gdb offers multiprocess+: taking it, thread ids carry the
+		// process id (pPID.TID), so gdb knows the pid the program has
+		// and reads its /proc/PID files for gcore (hostio.go); without
+		// it gdb gives the process a stand-in pid and gcore no maps.
+		// exec-events+: an execve of the program is reported as an
+		// exec stop (execed), and gdb loads the new program.
+		offers := strings.Split(args, ";")
+		s.multi = slices.Contains(offers, "multiprocess+")
+		s.execEvents = slices.Contains(offers, "exec-events+")
+		reply := supported
+		if s.multi {
+			reply += ";multiprocess+"
+		}
+		if s.execEvents {
+			reply += ";exec-events+"
+		}
+		s.send(reply)
 	case "QStartNoAckMode":
 		s.send("OK")
 		s.noAck = true
 	case "qAttached":
 		s.send("0") // simrun started the process: gdb kills it on quit
 	case "qC":
-		s.send(fmt.Sprintf("QC%x", s.event))
+		s.send("QC" + s.tidText(s.event))
 	case "qfThreadInfo":
 		var ids []string
 		for _, t := range s.threadIDs() {
-			ids = append(ids, strconv.FormatUint(t, 16))
+			ids = append(ids, s.tidText(t))
 		}
 		s.send("m" + strings.Join(ids, ","))
 	case "qsThreadInfo":
@@ -487,6 +548,8 @@ func (s *Stub) vPacket(pkt string) (*cpu.Exit, bool, error) {
 			return s.resumeLocked(step, sig, lock)
 		}
 		return s.resume(step, sig)
+	case strings.HasPrefix(pkt, "vFile:"):
+		s.send(s.vFile(pkt))
 	case strings.HasPrefix(pkt, "vKill"):
 		s.send("OK")
 		return s.kill()
@@ -587,7 +650,8 @@ func (s *Stub) threadsXML() []byte {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
 	for _, t := range s.threadIDs() {
-		fmt.Fprintf(&b, "<thread id=\"%x\" core=\"0\" name=\"%s\"/>\n", t, xmlEscape(s.p.Comm()))
+		core, _ := s.p.CoreOf(t) // (its CPU with --cpus; 0 with one)
+		fmt.Fprintf(&b, "<thread id=\"%s\" core=\"%d\" name=\"%s\"/>\n", s.tidText(t), core, xmlEscape(s.p.Comm()))
 	}
 	b.WriteString("</threads>\n")
 	return []byte(b.String())

@@ -182,7 +182,7 @@ func TestHandshake(t *testing.T) {
 	for arch, path := range progs {
 		t.Run(arch, func(t *testing.T) {
 			cl := start(t, path, "5")
-			sup := cl.req("qSupported:multiprocess+;swbreak+;hwbreak+;xmlRegisters=i386")
+			sup := cl.req("qSupported:swbreak+;hwbreak+;xmlRegisters=i386") // plain thread ids (TestMultiprocess: pPID.TID)
 			for _, f := range []string{"PacketSize=", "qXfer:features:read+", "qXfer:auxv:read+", "qXfer:exec-file:read+", "swbreak+", "hwbreak+", "vContSupported+", "QStartNoAckMode+"} {
 				require.Contains(t, sup, f)
 			}
@@ -280,7 +280,7 @@ func TestXfer(t *testing.T) {
 					require.Equal(t, byte('m'), r[0])
 				}
 			}
-			lay, err := layoutFor(cl.p.Arch)
+			lay, err := layoutFor(cl.p.Arch, false)
 			require.NoError(t, err)
 			desc := read("features", "target.xml", 0x100)
 			require.Equal(t, lay.xml, string(desc))
@@ -570,7 +570,9 @@ func TestMaxInsns(t *testing.T) {
 // FuzzGDBPacket: packets that neither resume, kill, detach nor write
 // never panic the stub nor change the guest.
 func FuzzGDBPacket(f *testing.F) {
-	for _, s := range []string{"g", "p20", "m4000f0,10", "qXfer:features:read:target.xml:0,100", "Z0,4000f0,4", "z2,10,8", "Hg0", "qSupported:xmlRegisters=i386", "vCont?", "T3e8"} {
+	for _, s := range []string{"g", "p20", "m4000f0,10", "qXfer:features:read:target.xml:0,100", "Z0,4000f0,4", "z2,10,8", "Hg0", "qSupported:xmlRegisters=i386", "vCont?", "T3e8",
+		"qSupported:multiprocess+;exec-events+", "Hgp3e8.3e8", "vFile:setfs:0", "vFile:open:2f70726f632f313030302f736d617073,0,1c0", "vFile:pread:0,4000,0",
+		"vFile:fstat:0", "vFile:close:0", "vFile:open:2f70726f632f34323030302f6d617073,0,0"} {
 		f.Add(s)
 	}
 	path := progs["arm64"]
@@ -585,7 +587,7 @@ func FuzzGDBPacket(f *testing.F) {
 	var before cpu.State
 	m.Core.State(&before)
 	f.Fuzz(func(t *testing.T, pkt string) {
-		if pkt == "" || strings.ContainsAny(pkt[:1], "cCsSkDGPMXv") && !strings.HasPrefix(pkt, "vCont?") {
+		if pkt == "" || strings.ContainsAny(pkt[:1], "cCsSkDGPMXv") && !strings.HasPrefix(pkt, "vCont?") && !strings.HasPrefix(pkt, "vFile:") {
 			return
 		}
 		exit, done, err := s.handle(pkt)

@@ -42,7 +42,7 @@ func TestThreads(t *testing.T) {
 		t.Run(arch, func(t *testing.T) {
 			cl := start(t, path)
 			cl.noAck()
-			require.Contains(t, cl.req("qSupported:multiprocess+;xmlRegisters=i386"), "qXfer:threads:read+")
+			require.Contains(t, cl.req("qSupported:xmlRegisters=i386"), "qXfer:threads:read+")
 			require.Equal(t, "m3e8", cl.req("qfThreadInfo"))
 			require.Equal(t, "l", cl.req("qsThreadInfo"))
 			work := symbol(t, path, "work")
@@ -83,7 +83,7 @@ func TestThreads(t *testing.T) {
 			// Every thread's registers through Hg, the running one's from
 			// the core, the others' from their saved contexts.
 			cur := cl.p.CurrentTid()
-			lay, err := layoutFor(cl.p.Arch)
+			lay, err := layoutFor(cl.p.Arch, false)
 			require.NoError(t, err)
 			for _, id := range ids {
 				require.Equal(t, "OK", cl.req(fmt.Sprintf("Hg%x", id)))

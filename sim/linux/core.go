@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -483,7 +484,11 @@ func (p *Process) coreMaps() []coreMap {
 				}
 			case p.sharedAt(m.start):
 				// MAP_SHARED file mappings: not in the default filter.
-			case m.perm&cpu.PermW != 0:
+			case m.perm&cpu.PermW != 0, p.wroteFileMap(m.start, m.end):
+				// Writable, or written once (a RELRO page ld.so relocated
+				// and then made read-only): Linux keeps the written pages
+				// of a private file mapping as anonymous memory and dumps
+				// such a mapping whole (coredump_filter bit 0).
 				m.dump = m.end - m.start
 			case m.off == 0 && m.perm&cpu.PermR != 0 && p.elfHeaderAt(m.start):
 				m.dump = cpu.PageSize
@@ -492,6 +497,74 @@ func (p *Process) coreMaps() []coreMap {
 		}
 	}
 	return out
+}
+
+// wroteFileMap reports whether the process wrote into the private file
+// mapping [start, end): whether a page's bytes differ from the file's
+// where the file backs them. (simrun keeps no dirty bit for file pages;
+// a page written back with its own bytes counts as unwritten.)
+func (p *Process) wroteFileMap(start, end uint64) bool {
+	for a := start; a < end; a += cpu.PageSize {
+		pg := p.Mem.PageAt(a)
+		if pg == nil || !pg.Touched() {
+			continue
+		}
+		for _, r := range p.fileBacking(a) {
+			f, err := os.Open(r.host)
+			if err != nil {
+				continue
+			}
+			want := make([]byte, r.n)
+			n, _ := f.ReadAt(want, int64(r.off))
+			f.Close()
+			got := pg.Bytes()[r.pageOff : r.pageOff+r.n]
+			// Past the file's end the page reads as zeros.
+			if !bytes.Equal(got[:n], want[:n]) || !allZero(got[n:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// backing is the part of a page a file backs: bytes [pageOff,
+// pageOff+n) of the page are the file's at off.
+type backing struct {
+	host       string
+	off        uint64
+	pageOff, n uint64
+}
+
+// fileBacking lists what files back the page at addr: an mmap of a
+// file backs it whole; a segment of the program or the interpreter
+// backs the bytes of its file image (not the bss after them, nor a
+// neighbouring segment's bytes sharing the page).
+func (p *Process) fileBacking(addr uint64) []backing {
+	if m, ok := p.fileMapAt(addr); ok {
+		return []backing{{host: m.path, off: m.off + addr - m.start, pageOff: 0, n: cpu.PageSize}}
+	}
+	var out []backing
+	for _, img := range []*cpu.Image{p.Image, p.Interp} {
+		if img == nil || addr < img.Start || addr >= img.End {
+			continue
+		}
+		for _, sg := range img.Segments {
+			lo, hi := max(addr, sg.Vaddr), min(addr+cpu.PageSize, sg.Vaddr+sg.Filesz)
+			if lo < hi {
+				out = append(out, backing{host: exePath(img.Path), off: sg.Offset + lo - sg.Vaddr, pageOff: lo - addr, n: hi - lo})
+			}
+		}
+	}
+	return out
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Process) anyTouched(start, end uint64) bool {

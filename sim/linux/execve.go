@@ -233,12 +233,14 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 		return errno(ENOEXEC)
 	}
 	old := p.Machine
+	nq.Machine.ShareStop(old) // stopped with the run's other machines
 	if err := nq.Machine.ShareTiming(old); err != nil {
 		return errno(ENOEXEC) // a core the timing model cannot follow
 	}
 	caller := p.cur.tid
 	oldFds, oldSig, oldMask := p.fds, p.sig, p.sig.mask
-	nice := p.cur.nice // the caller's, kept by execve
+	nice := p.cur.nice                                                   // the caller's, kept by execve
+	core, affinity, readyAt := p.cur.core, p.cur.affinity, p.cur.readyAt // (cores.go)
 	limits := p.limits
 	oldTimers, oldInsns := p.timer, p.Insns
 	p.leaveVM(old, p == p.sys.first)
@@ -285,6 +287,7 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	}
 	t := p.threads[0]
 	t.tid, t.nice = p.pid, nice
+	t.core, t.affinity, t.readyAt, t.wasRunnable = core, affinity, readyAt, true
 	p.limits = limits
 	t.sig.mask, t.sig.pending = oldMask, oldSig.pending
 	p.fds = oldFds

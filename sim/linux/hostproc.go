@@ -116,6 +116,7 @@ func (p *Process) hostExecAllowed() bool {
 // checks passed): p's threads end, the host child starts with p's
 // descriptors, and the scheduler goes on with the other processes.
 func (p *Process) execHost(path string, argv, env []string) uint64 {
+	caller := p.cur.tid
 	for fd, fe := range p.fds {
 		if fe != nil && fe.cloexec {
 			p.closeFD(uint64(fd))
@@ -152,6 +153,7 @@ func (p *Process) execHost(path string, argv, env []string) uint64 {
 	}
 	p.wakeVforkParent()
 	p.noResult = true
+	p.sys.processEvent(p, ThreadEvent{Kind: HostExeced, Tid: p.pid, Prev: caller})
 	p.sys.reschedule(p)
 	return 0
 }
@@ -408,7 +410,7 @@ func (s *System) pumpHost(wait time.Duration) bool {
 			if ws.Signaled() {
 				sig := int(ws.Signal())
 				h.exit = &cpu.Exit{Status: 128 + sig, Fault: &cpu.Fault{Arch: "host", Kind: cpu.FaultSignal, Sig: sig, Retired: true,
-					Err: fmt.Errorf("the host program %s died of signal %d (%s)", h.path, sig, signalName(sig))}}
+					Err: fmt.Errorf("the host program %s died of signal %d (%s)", h.path, sig, SignalName(sig))}}
 			}
 			for _, b := range h.bridges {
 				if b.in {

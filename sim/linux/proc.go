@@ -510,15 +510,26 @@ func (p *Process) procStat(reader *Process) []byte {
 
 func (p *Process) procStatus(reader *Process) []byte {
 	state, name := p.procState(reader)
-	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\t%s (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t%d\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t1\nCpus_allowed_list:\t0\n",
-		p.comm(), p.umask, state, name, p.pid, p.pid, p.ppid, p.procThreads(), p.sig.pendingSet(), p.sig.mask))
+	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\t%s (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t%d\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t%x\nCpus_allowed_list:\t%s\n",
+		p.comm(), p.umask, state, name, p.pid, p.pid, p.ppid, p.procThreads(), p.sig.pendingSet(), p.sig.mask, p.cur.affinity, cpuList(p.cur.affinity)))
 }
 
 func (p *Process) cpuinfo() []byte {
 	if p.Arch.Name == "s390x" {
-		return []byte(("vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n"))
+		b := fmt.Appendf(nil, "vendor_id       : IBM/S390\n# processors    : %d\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\n", p.sys.cpus)
+		for i := range p.sys.cpus { // one line and one section per CPU (--cpus)
+			b = fmt.Appendf(b, "processor %d: version = 00,  identification = 000000,  machine = 2964\n", i)
+		}
+		for i := range p.sys.cpus {
+			b = fmt.Appendf(b, "\ncpu number      : %d\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n", i)
+		}
+		return b
 	}
-	return []byte("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n")
+	var b []byte
+	for i := range p.sys.cpus { // one entry per CPU (--cpus)
+		b = fmt.Appendf(b, "processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n", i)
+	}
+	return b
 }
 
 func (p *Process) procMisc(path string) []byte {
@@ -544,7 +555,11 @@ func (p *Process) procMisc(path string) []byte {
 		}
 		return []byte(fmt.Sprintf("0.00 0.00 0.00 %d/%d %d\n", max(running, 1), p.sys.threadCount(), p.sys.nextID-1))
 	case "/proc/stat":
-		return []byte("cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\nbtime 1767225600\nprocesses 1\nprocs_running 1\n")
+		b := []byte("cpu  0 0 0 0 0 0 0 0 0 0\n")
+		for i := range p.sys.cpus { // one line per CPU (--cpus)
+			b = fmt.Appendf(b, "cpu%d 0 0 0 0 0 0 0 0 0 0\n", i)
+		}
+		return append(b, "btime 1767225600\nprocesses 1\nprocs_running 1\n"...)
 	case "/proc/filesystems":
 		return []byte("nodev\tproc\n\text4\n")
 	case "/proc/mounts":

@@ -69,6 +69,13 @@ type Config struct {
 	// ENOSYS as under qemu-user 7.2, whose runs simrun then matches
 	// instruction for instruction.
 	RobustFutexes bool
+	// CPUs is how many CPUs the guest sees and its threads run on, 1 to
+	// MaxCPUs (0: 1; cores.go).
+	CPUs int
+	// CoreStep is, with several CPUs, how many instructions a thread
+	// runs before the scheduler looks at the other cores' clocks (0:
+	// DefaultCoreStep; cores.go).
+	CoreStep uint64
 	// MaxProcs bounds the processes alive at once (0: DefaultMaxProcs;
 	// system.go): fork past it gives EAGAIN.
 	MaxProcs int
@@ -203,6 +210,10 @@ func Of(m *cpu.Machine) *Process {
 
 // NewProcess is New returning the process.
 func NewProcess(path string, data []byte, cfg Config) (*Process, error) {
+	if cfg.CPUs < 0 || cfg.CPUs > MaxCPUs {
+		return nil, fmt.Errorf("%d CPUs: simrun simulates 1 to %d", cfg.CPUs, MaxCPUs)
+	}
+	cfg.CPUs = max(cfg.CPUs, 1)
 	f, arch, err := cpu.ParseELF(path, data)
 	if err != nil {
 		return nil, err

@@ -315,7 +315,7 @@ func (p *Process) handleSignal(in *sigInfo) {
 	sw, ok := p.Core.(cpu.StateWriter)
 	if abi == nil || !ok {
 		p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSignal, Sig: sig,
-			Err: fmt.Errorf("signal %d (%s): simrun cannot deliver signals on %s", sig, signalName(sig), p.Arch.Name)})
+			Err: fmt.Errorf("signal %d (%s): simrun cannot deliver signals on %s", sig, SignalName(sig), p.Arch.Name)})
 		return
 	}
 	t := p.sig
@@ -340,7 +340,7 @@ func (p *Process) handleSignal(in *sigInfo) {
 		}
 		p.forceSignal(sigInfo{signo: cpu.SIGSEGV, code: siKernel, kind: siKindKill,
 			fault: &cpu.Fault{PC: st.PC, Kind: cpu.FaultSignal, Sig: cpu.SIGSEGV,
-				Err: fmt.Errorf("cannot write the frame for signal %d (%s): %v", sig, signalName(sig), err)}})
+				Err: fmt.Errorf("cannot write the frame for signal %d (%s): %v", sig, SignalName(sig), err)}})
 		return
 	}
 	sw.SetState(&st)
@@ -373,7 +373,7 @@ func (p *Process) defaultAction(in *sigInfo) {
 		cause = "the program received"
 	}
 	p.EndFault(&cpu.Fault{PC: p.Core.PC(), Kind: cpu.FaultSignal, Sig: sig, Retired: true,
-		Err: fmt.Errorf("%s signal %d (%s), whose default action %s", cause, sig, signalName(sig), what)})
+		Err: fmt.Errorf("%s signal %d (%s), whose default action %s", cause, sig, SignalName(sig), what)})
 }
 
 // forceSignal is Linux's force_sig_info: a signal the thread may not

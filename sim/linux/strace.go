@@ -186,7 +186,7 @@ func cloneFlagNames(v uint64) string {
 		out = append(out, fmt.Sprintf("%#x", rest))
 	}
 	if sig := v & 0xff; sig != 0 {
-		out = append(out, signalName(int(sig)))
+		out = append(out, SignalName(int(sig)))
 	}
 	if len(out) == 0 {
 		return "0"

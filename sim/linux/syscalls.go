@@ -375,13 +375,13 @@ var sysDefs = map[string]sysDef{
 	"futex":             {Partial, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET, REQUEUE, CMP_REQUEUE, WAKE_OP, LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; timeouts on the virtual clock; a handled signal ends a wait with EINTR (a wait without timeout restarts with SA_RESTART, LOCK_PI always); a shared (not FUTEX_PRIVATE) WAKE also wakes other processes waiting in a MAP_SHARED page they share; no FUTEX_FD or requeue-PI", sysFutex},
 	"tgkill":            {Full, "to any thread of the run's processes", sysTgkill},
 	"tkill":             {Full, "to any thread of the run's processes", sysTkill},
-	"getcpu":            {Full, "CPU 0, node 0", sysGetcpu},
+	"getcpu":            {Full, "the running thread's CPU (0 unless --cpus places it elsewhere), node 0", sysGetcpu},
 	"membarrier":        {Full, "one core: every barrier holds already; QUERY, GLOBAL, GLOBAL_EXPEDITED and PRIVATE_EXPEDITED (after its registration)", sysMembarrier},
 	"getrusage":         {Full, "user time from the virtual CPU clock (1 ns per instruction), system time 0; RUSAGE_CHILDREN adds the waited-for children's; ru_maxrss is the run's guest memory; the other fields 0 (rusage.go)", sysGetrusage},
 	"times":             {Full, "as getrusage, in clock ticks (USER_HZ 100); returns the virtual monotonic clock's ticks", sysTimes},
 	"getpriority":       {Full, "nice values per thread, as Linux keeps them (PRIO_PROCESS, PRIO_PGRP, PRIO_USER); the scheduler does not weigh them", sysGetpriority},
 	"setpriority":       {Full, "as getpriority; clamped to -20..19, lowering allowed (uid 0)", sysSetpriority},
-	"sched_setaffinity": {Partial, "one CPU: a mask holding CPU 0 is accepted, others give EINVAL", sysSchedSetaffinity},
+	"sched_setaffinity": {Full, "the CPUs of --cpus N (default 1): the thread runs on the mask's CPUs (moving at the next scheduling point); a mask naming none of them gives EINVAL", sysSchedSetaffinity},
 	"kill":              {Full, "to a process, the caller's group (0), a group (-pgid) or every other process (-1)", sysKill},
 	"rseq":              {Denied, "ENOSYS, as qemu-user 7.2 (glibc then runs without rseq)", sysENOSYS},
 	"clone":             {Partial, "threads (CLONE_VM, FS, FILES, SIGHAND and THREAD; SETTLS, PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID honoured) and processes (no CLONE_VM: fork; CLONE_VM|CLONE_VFORK: vfork, memory shared until the child execs or ends); Linux's invalid combinations give EINVAL; namespaces and other sharing give ENOSYS", sysClone},
@@ -422,7 +422,7 @@ var sysDefs = map[string]sysDef{
 	// System information, process control, file systems, extended
 	// attributes and sockets (sysmisc.go).
 	"sysinfo":           {Partial, "a fixed machine: 4 GiB of RAM, 3 GiB free (as /proc/meminfo), no swap, load 0; procs is the run's threads; uptime from the virtual clock", sysSysinfo},
-	"sched_getaffinity": {Full, "one CPU: CPU 0", sysSchedGetaffinity},
+	"sched_getaffinity": {Full, "the thread's mask: CPUs 0 to N-1 of --cpus N (default 1: CPU 0) unless sched_setaffinity narrowed it", sysSchedGetaffinity},
 	"prctl":             {Partial, "PR_GET_NAME (the program's name), PR_SET_NAME (accepted, not kept), PR_GET_DUMPABLE, PR_SET_DUMPABLE; others give EINVAL", sysPrctl},
 	"statfs":            {Full, "the host's answer, as qemu-user", sysStatfs},
 	"fstatfs":           {Full, "the host's answer; pipes and virtual files answer as pipefs", sysFstatfs},
@@ -567,11 +567,15 @@ func sysGetrandom(p *Process, a [6]uint64) uint64 {
 	return n
 }
 
-func signalName(sig int) string {
-	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
-		7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
-		14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP", 24: "SIGXCPU", 31: "SIGSYS"}
-	if n, ok := names[sig]; ok {
+// signalNames are the Linux signals' names as kill -l prints them, with
+// the SIG (the generic numbering both architectures use).
+var signalNames = map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
+	7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+	14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP", 24: "SIGXCPU", 31: "SIGSYS"}
+
+// SignalName is signal sig's name ("SIGINT"), or "signal N".
+func SignalName(sig int) string {
+	if n, ok := signalNames[sig]; ok {
 		return n
 	}
 	return fmt.Sprintf("signal %d", sig)

@@ -56,17 +56,21 @@ func (s *System) threadCount() int {
 	return max(n, 1)
 }
 
-// sched_getaffinity: the process runs on one CPU, CPU 0. The result is
+// sched_getaffinity: the thread's CPU mask, by default every one of the
+// Config.CPUs CPUs (one, CPU 0, unless --cpus says more). The result is
 // the size of the kernel's mask (8 bytes, nr_cpu_ids <= 64), as Linux
 // returns it; a buffer smaller than that is EINVAL.
 func sysSchedGetaffinity(p *Process, a [6]uint64) uint64 {
-	if a[0] != 0 && p.threadByTid(a[0]) == nil {
-		return errno(ESRCH)
+	t := p.cur
+	if a[0] != 0 {
+		if t = p.threadByTid(a[0]); t == nil {
+			return errno(ESRCH)
+		}
 	}
 	if a[1] < 8 || a[1]&7 != 0 {
 		return errno(EINVAL)
 	}
-	if !p.writeGuest(a[2], appendU64(p.order(), nil, 1)) {
+	if !p.writeGuest(a[2], appendU64(p.order(), nil, t.affinity)) {
 		return errno(EFAULT)
 	}
 	return 8

@@ -61,6 +61,21 @@ type System struct {
 	locks      map[lockKey][]*recordLock // fcntl's record locks (reclock.go)
 	ttys       []*terminal               // the host terminals the guest used (tty.go)
 
+	// cpus is Config.CPUs; with more than one, coreNow is each core's
+	// clock (cores.go).
+	cpus    int
+	coreNow []uint64
+	// With several cores: the thread each core runs (nil: none, its
+	// quantum over or it stopped), the instructions it has run of its
+	// quantum, and Insns of its process when it last started a step
+	// (cores.go).
+	coreThr   []*thread
+	coreLast  []*thread // the thread each core ran last
+	coreUsed  []uint64
+	stepStart uint64
+	ready     []cand // nextRunnable's list, reused
+	held      []bool // nextOnCores's, reused
+
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
 	// onEvent sees every thread and process event (AddHook).
@@ -82,6 +97,12 @@ func (s *System) newPipeIno() uint64 {
 func newSystem(p *Process) *System {
 	s := &System{procs: []*Process{p}, first: p, cur: p, nextID: guestPID + 1, nlive: 1}
 	p.sys, p.pid, p.pgid, p.sid = s, guestPID, guestPID, guestPID
+	s.cpus = max(p.Cfg.CPUs, 1)
+	if s.cpus > 1 {
+		s.coreNow = make([]uint64, s.cpus)
+		s.coreThr, s.coreUsed, s.held = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]bool, s.cpus)
+		s.coreLast = make([]*thread, s.cpus)
+	}
 	return s
 }
 
@@ -167,9 +188,40 @@ func Run(m *cpu.Machine) (*cpu.Exit, error) { return m.Run() }
 // (cpu.Yielder).
 func (p *Process) RunOthers(m *cpu.Machine) (*cpu.Exit, error) { return p.sys.run(true) }
 
+// RunUntilBack runs the other processes while p's machine is away: after
+// it yielded (yielded), or again after a stop while another ran. It
+// returns (nil, nil) once the scheduler hands the core back to p (or p
+// ended meanwhile, killed), the end of the run when the first process
+// ends, or ErrStopped after the first process's RequestStop. A debugger
+// stub runs p's machine itself and the rest of the system this way.
+func (p *Process) RunUntilBack(yielded bool) (*cpu.Exit, error) {
+	return p.sys.runUntil(yielded, p)
+}
+
+// EndRun ends the run after p, the first process, ended while something
+// other than System's own loop ran it (a debugger stub): its end is
+// recorded as the loop records it, and every other process is killed,
+// as when the first process ends.
+func (p *Process) EndRun(exit *cpu.Exit) {
+	s := p.sys
+	if p != s.first || exit == nil {
+		return
+	}
+	s.ended(p, exit)
+	s.endOthers()
+}
+
+// Away reports whether the core is with another process than p (p's
+// machine yielded and the scheduler has not handed it back).
+func (p *Process) Away() bool { return p.sys.cur != p }
+
 // run runs the system until the first process ends; yielded says the
 // running machine has just yielded.
-func (s *System) run(yielded bool) (_ *cpu.Exit, err error) {
+func (s *System) run(yielded bool) (*cpu.Exit, error) { return s.runUntil(yielded, nil) }
+
+// runUntil is run that also returns (nil, nil) when the core comes back
+// to process back (nil: never).
+func (s *System) runUntil(yielded bool, back *Process) (_ *cpu.Exit, err error) {
 	defer func() {
 		// A simulator bug between the machines' runs (the scheduler,
 		// a process's end) ends the run with an error, not a crash;
@@ -183,6 +235,9 @@ func (s *System) run(yielded bool) (_ *cpu.Exit, err error) {
 		}
 	}()
 	for {
+		if back != nil && !yielded && (s.cur == back || back.ended || back.Exited()) {
+			return nil, nil
+		}
 		p := s.cur
 		var exit *cpu.Exit
 		var err error
@@ -251,6 +306,9 @@ func (s *System) enterDeadlock() {
 func (s *System) enter(q *Process, t *thread) {
 	now := s.cur.monoNow()
 	q.clockOff = now - q.VirtualNanos()
+	if s.cpus > 1 {
+		s.enterCore(q, t)
+	}
 	s.switched(q)
 	q.switchTo(t)
 	if !q.Exited() {
@@ -289,6 +347,9 @@ func (s *System) reschedule(p *Process) {
 		s.deadlocked = true
 		p.Yield()
 	case q == p:
+		if s.cpus > 1 {
+			s.enterCore(p, t)
+		}
 		p.switchTo(t)
 		if !p.Exited() {
 			p.setSlice()
@@ -305,6 +366,10 @@ func (s *System) reschedule(p *Process) {
 // nil: deadlock.
 func (s *System) schedule() (*Process, *thread) {
 	c := s.cur
+	if s.cpus > 1 {
+		s.leaveCore()
+		s.noteWakes(c.monoNow())
+	}
 	for jumps := 0; ; jumps++ {
 		s.pumpHost(0)
 		if s.first.ended { // its program ran on the host and ended: the run is over
@@ -318,6 +383,9 @@ func (s *System) schedule() (*Process, *thread) {
 			q.clockOff = now - q.VirtualNanos()
 			q.fireTimers()
 			q.wakeDue(now)
+		}
+		if s.cpus > 1 {
+			s.noteWakes(now)
 		}
 		if q, t := s.nextRunnable(); t != nil {
 			return q, t
@@ -363,11 +431,8 @@ func (s *System) schedule() (*Process, *thread) {
 // order over all live processes, wrapping around; the random scheduler
 // (the first process's generator) picks any runnable one.
 func (s *System) nextRunnable() (*Process, *thread) {
-	type cand struct {
-		p *Process
-		t *thread
-	}
-	var ready []cand
+	ready := s.ready[:0] // (reused: with several CPUs this runs every few dozen instructions)
+	defer func() { s.ready = ready[:0] }()
 	for _, q := range s.procs {
 		if q.ended {
 			continue
@@ -385,6 +450,9 @@ func (s *System) nextRunnable() (*Process, *thread) {
 	if s.first.schedRng != 0 {
 		c := ready[xorshiftPick(&s.first.schedRng, len(ready))]
 		return c.p, c.t
+	}
+	if s.cpus > 1 {
+		return s.nextOnCores(ready)
 	}
 	cur := s.cur.cur.tid
 	for _, c := range ready {
@@ -554,6 +622,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 		}
 		return errno(ENOSYS)
 	}
+	m.ShareStop(p.Machine) // an interrupt stops whichever process runs
 	q := new(Process)
 	*q = *p
 	q.Machine, m.Kernel = m, q
@@ -610,6 +679,7 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	st := *p.sig
 	st.pending, st.hasSaved = nil, false
 	t := &thread{tid: pid, sig: &st, nice: p.cur.nice}
+	s.placeNew(p, t)
 	if c.flags&cloneChildCleartid != 0 {
 		t.clearTid = c.ctid
 	}

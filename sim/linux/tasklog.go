@@ -74,7 +74,7 @@ func LogTasks(p *Process, now func() uint64) *TaskLog {
 		case ProcessForked:
 			pidOf[e.Tid] = q.pid
 			l.Events = append(l.Events, TaskEvent{Kind: TaskFork, Time: t, Pid: q.pid, Tid: e.Tid, PPid: q.ppid, PTid: e.Prev})
-		case ProcessExeced:
+		case ProcessExeced, HostExeced:
 			// The threads other than the caller are gone (de_thread:
 			// their EXIT first); the caller takes the pid.
 			for _, tid := range threadsOf(pidOf, q.pid) {
@@ -86,6 +86,12 @@ func LogTasks(p *Process, now func() uint64) *TaskLog {
 			if e.Prev != q.pid {
 				delete(pidOf, e.Prev)
 				l.Events = append(l.Events, TaskEvent{Kind: TaskExit, Time: t, Pid: q.pid, Tid: e.Prev, PPid: q.pid, PTid: e.Prev})
+			}
+			if e.Kind == HostExeced {
+				// The name perf shows for it; its code is the host's,
+				// neither mapped in the guest nor sampled.
+				l.Events = append(l.Events, TaskEvent{Kind: TaskComm, Time: t, Pid: q.pid, Tid: q.pid, Comm: q.comm(), Exec: true})
+				break
 			}
 			l.image(q, true)
 		case ProcessExited:

@@ -91,3 +91,30 @@ type retireCount struct{ n uint64 }
 
 func (r *retireCount) Want(b *cpu.Batch) []int                                 { r.n += uint64(b.Len()); return nil }
 func (r *retireCount) Retired(*cpu.Machine, *cpu.Batch, []int, []cpu.OpTiming) {}
+
+// TestHostExecComm: a process that execs a host program (system's
+// /bin/sh) gets the exec COMM perf shows for it, with no mappings (its
+// code is the host's), and its EXIT when the host program ends.
+func TestHostExecComm(t *testing.T) {
+	path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs["arm64"], "system")
+	var out bytes.Buffer
+	m, err := Load(path, Config{Args: []string{path}, Stdout: &out, MaxInsns: 2e9})
+	require.NoError(t, err)
+	log := LogTasks(Of(m), func() uint64 { return 0 })
+	exit, err := Run(m)
+	require.NoError(t, err)
+	require.Nil(t, exit.Fault)
+	require.Contains(t, out.String(), "system: exited 1, status 3")
+	comms := log.Comms()
+	assert.Equal(t, []string{"sh"}, comms[1001], "the child of system() (forked: its parent's comm) names the host's sh")
+	exited := false
+	for _, e := range log.Events {
+		if e.Pid == 1001 {
+			assert.NotEqual(t, TaskMmap, e.Kind, "no guest mapping after the host exec: %+v", e)
+		}
+		if e.Kind == TaskExit && e.Pid == 1001 && e.Tid == 1001 {
+			exited = true
+		}
+	}
+	assert.True(t, exited, "the host program's end is the process's EXIT")
+}

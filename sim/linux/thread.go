@@ -97,6 +97,16 @@ type thread struct {
 	insns uint64 // instructions retired while it ran (up to its last switch)
 	nice  int8   // setpriority's value, -20..19 (priority.go)
 
+	// With Config.CPUs > 1 (cores.go): the core the thread runs on, the
+	// cores it may run on (sched_setaffinity's mask), and the virtual
+	// time it was last switched out or created at (it never starts
+	// earlier).
+	core     int
+	affinity uint64
+	readyAt  uint64
+	// wasRunnable: runnable at the last scheduling decision (noteWakes)
+	wasRunnable bool
+
 	fifoWait *fifoWait // an open of a FIFO waiting for the other end (fifo.go)
 
 	ioWhat string // what a threadIO wait waits for
@@ -128,6 +138,7 @@ type ThreadStats struct {
 type ThreadInsns struct {
 	Tid   uint64
 	Insns uint64
+	CPU   int // the CPU it runs (or last ran) on (cores.go)
 }
 
 // ThreadStats returns the process's thread figures.
@@ -138,7 +149,7 @@ func (p *Process) ThreadStats() ThreadStats {
 		if t == p.cur {
 			n += p.Insns - p.runStart
 		}
-		s.Insns = append(s.Insns, ThreadInsns{Tid: t.tid, Insns: n})
+		s.Insns = append(s.Insns, ThreadInsns{Tid: t.tid, Insns: n, CPU: t.core})
 	}
 	return s
 }
@@ -152,7 +163,7 @@ func (p *Process) initThreads() {
 	if p.Cfg.RandomSched {
 		p.schedRng = p.Cfg.Seed*0x9e3779b97f4a7c15 | 1
 	}
-	main := &thread{tid: p.pid, sig: &sigThread{}}
+	main := &thread{tid: p.pid, sig: &sigThread{}, affinity: cpuMask(p.Cfg.CPUs), wasRunnable: true}
 	p.threads = []*thread{main}
 	p.allThreads = []*thread{main}
 	p.cur = main
@@ -179,6 +190,9 @@ func (p *Process) setSlice() {
 	p.timer.quantumEnd = 0
 	if len(p.threads) > 1 || p.sys.multi() {
 		p.timer.quantumEnd = p.Insns + p.quantum
+		if p.sys.cpus > 1 {
+			p.timer.quantumEnd = p.Insns + p.sys.coreSlice(p.cur)
+		}
 	}
 	p.armSlice()
 }
@@ -200,7 +214,7 @@ func (p *Process) monoNow() uint64 {
 // one last); with none runnable, time jumps to the earliest deadline or
 // wall-timer expiry, and without one the run ends in deadlock.
 func (p *Process) reschedule() {
-	if p.sys.multi() {
+	if p.sys.multi() || p.sys.cpus > 1 {
 		p.sys.reschedule(p)
 		return
 	}
@@ -288,7 +302,9 @@ func (p *Process) switchTo(t *thread) {
 		tc.LoadThread(t.ctx)
 		p.cur, p.sig = t, t.sig
 		p.runStart = p.Insns
-		p.switches++
+		if p.sys.cpus <= 1 {
+			p.switches++ // (with several, a CPU's change of thread: enterCore)
+		}
 		p.threadEvent(ThreadEvent{Kind: ThreadSwitched, Tid: t.tid, Prev: old.tid, PC: oldPC})
 	}
 	if t.hasResult {
@@ -303,6 +319,9 @@ func (p *Process) switchTo(t *thread) {
 
 // wakeThread ends t's wait: its syscall returns r.
 func (p *Process) wakeThread(t *thread, r uint64) {
+	if s := p.sys; s.cpus > 1 && !t.wasRunnable {
+		t.readyAt, t.wasRunnable = max(t.readyAt, s.cur.monoNow()), true // (cores.go)
+	}
 	t.state = threadRunnable
 	t.result, t.hasResult = r, true
 	t.hasDeadline = false
@@ -562,6 +581,7 @@ func (p *Process) clone(c cloneArgs) uint64 {
 	}
 	tid := p.sys.newID()
 	t := &thread{tid: tid, sig: &sigThread{mask: p.sig.mask}, nice: p.cur.nice}
+	p.sys.placeNew(p, t)
 	// The child is the parent's registers with clone returning 0, on
 	// the stack given (if any) and with the thread pointer given.
 	parent := tc.SaveThread(p.spare)
@@ -635,16 +655,22 @@ func sysSchedYield(p *Process, a [6]uint64) uint64 {
 	return 0
 }
 
-// sysSchedSetaffinity accepts a mask that holds CPU 0, the only one.
+// sysSchedSetaffinity sets a thread's CPU mask: the CPUs it names that
+// exist (Config.CPUs of them, numbered from 0); a mask naming none of
+// them is EINVAL, as on Linux. A thread whose core the mask leaves out
+// moves to the next core the mask allows (cores.go).
 func sysSchedSetaffinity(p *Process, a [6]uint64) uint64 {
-	if a[0] != 0 && p.threadByTid(a[0]) == nil {
-		return errno(ESRCH)
+	t := p.cur
+	if a[0] != 0 {
+		if t = p.threadByTid(a[0]); t == nil {
+			return errno(ESRCH)
+		}
 	}
 	if a[1] == 0 {
 		return errno(EINVAL)
 	}
-	// The mask is an array of longs; CPU 0 is bit 0 of the first, as
-	// much of it as len covers.
+	// The mask is an array of longs; CPU n is bit n%64 of long n/64, as
+	// much of it as len covers (CPUs past MaxCPUs do not exist).
 	n := min(a[1], 8)
 	b, ok := p.readGuest(a[2], n)
 	if !ok {
@@ -652,16 +678,22 @@ func sysSchedSetaffinity(p *Process, a [6]uint64) uint64 {
 	}
 	var w [8]byte
 	copy(w[:], b)
-	if p.order().Uint64(w[:])&1 == 0 {
+	mask := p.order().Uint64(w[:]) & cpuMask(p.sys.cpus)
+	if mask == 0 {
 		return errno(EINVAL)
 	}
+	p.sys.setAffinity(p, t, mask)
 	return 0
 }
 
-// sysGetcpu: CPU 0, node 0.
+// sysGetcpu: the running thread's core, node 0.
 func sysGetcpu(p *Process, a [6]uint64) uint64 {
-	for _, addr := range []uint64{a[0], a[1]} {
-		if addr != 0 && !p.Mem.Store(addr, 4, 0, p.order()) {
+	for i, addr := range []uint64{a[0], a[1]} {
+		v := uint64(0)
+		if i == 0 {
+			v = uint64(p.cur.core)
+		}
+		if addr != 0 && !p.Mem.Store(addr, 4, v, p.order()) {
 			return errno(EFAULT)
 		}
 	}

@@ -19,8 +19,8 @@ import (
 
 // notQemu are the thread programs not compared with qemu-user: two
 // would hang it (robust does, as qemu 7.2 keeps no robust futex lists),
-// one prints what the interleaving decides.
-var notQemu = map[string]bool{"deadlock": true, "racy": true, "robust": true}
+// one prints what the interleaving decides, one the CPUs simrun simulates.
+var notQemu = map[string]bool{"deadlock": true, "racy": true, "robust": true, "pinned": true}
 
 // threadRun runs a thread program under simrun.
 func threadRun(t *testing.T, b programs.Binary, quantum uint64) (stdout string, exit *cpu.Exit, insns uint64) {
@@ -207,7 +207,7 @@ func TestThreadPrograms(t *testing.T) {
 			names = append(names, filepath.Base(b.Path))
 		}
 	}
-	require.Equal(t, []string{"atomics", "barrier", "deadlock", "epoll", "pipe", "prodcons", "racy", "robust", "signalfd", "timerfd", "timers", "tls", "worksplit", "cxxthreads"}, names)
+	require.Equal(t, []string{"atomics", "barrier", "deadlock", "epoll", "falseshare", "padded", "pinned", "pipe", "prodcons", "racy", "robust", "signalfd", "timerfd", "timers", "tls", "worksplit", "cxxthreads"}, names)
 }
 
 // TestRandomSched: with the random scheduler the racy program's output

@@ -56,6 +56,11 @@ const (
 	// CodeMapped: the process mapped a file with PROT_EXEC; PC is the
 	// mapping's start (the last of Process.CodeMaps).
 	CodeMapped
+	// HostExeced: execve made the process run a program of the host
+	// (hostproc.go), which simrun does not simulate: its threads are
+	// gone, Prev called execve; the process keeps its pid until the host
+	// program ends (a ProcessExited then).
+	HostExeced
 )
 
 // ThreadEvent is one event (see ThreadEventKind for the fields each kind sets).

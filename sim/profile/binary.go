@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"simrun/sim/cpu"
 	"simrun/sim/elfsym"
+	"simrun/sim/infile"
 )
 
 // Binary is a program file read for symbolization: its functions from the
@@ -27,6 +27,8 @@ type Binary struct {
 	lines []lineRow
 	// HasLines is true when the file has DWARF line information.
 	HasLines bool
+	// BuildID is the file's GNU build-id (nil: none).
+	BuildID []byte
 	// Warnings are one line each about a corrupt section whose feature
 	// was left out (symbols, source lines): the rest of the file serves.
 	Warnings []string
@@ -55,10 +57,14 @@ type codeRange struct {
 	data  []byte
 }
 
+// elfFile is what OpenBinary reads: a regular ELF file of a size read
+// whole (not a FIFO or a device a recording's paths might name).
+var elfFile = infile.Format{Name: "an ELF file", Magic: "\x7fELF", Max: 512 << 20}
+
 // OpenBinary reads the ELF file at path; bias is where it was loaded
 // relative to its link addresses.
 func OpenBinary(path string, bias uint64) (*Binary, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.Read(path, elfFile)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +86,7 @@ func NewBinary(path string, data []byte, bias uint64) (b *Binary, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed ELF file: %v", path, err)
 	}
-	b = &Binary{Path: path, ELF: f, Bias: bias, Arch: cpu.ArchForMachine(f.Machine)}
+	b = &Binary{Path: path, ELF: f, Bias: bias, Arch: cpu.ArchForMachine(f.Machine), BuildID: ReadBuildID(bytes.NewReader(data))}
 	// A corrupt symbol table or DWARF costs its feature, not the file.
 	if err := guard(b.readFuncs); err != nil {
 		b.Funcs = nil
@@ -123,11 +129,12 @@ func dwarfSection(err error) string {
 	return ".debug_line"
 }
 
-// readFuncs collects the function symbols by sim/elfsym's rule (from
-// .dynsym when the file has no .symtab, as perf names a stripped shared
+// readFuncs collects the function symbols by sim/elfsym's rule (a
+// stripped file's from its separate debug file when there is one, as perf
+// and gdb find it, else from .dynsym, as perf names a stripped shared
 // object's samples).
 func (b *Binary) readFuncs() error {
-	t, err := elfsym.Read(b.ELF)
+	t, err := elfsym.ReadFile(b.ELF, b.Path)
 	if err != nil {
 		return err // names the section
 	}
@@ -230,6 +237,34 @@ type Frame struct {
 	Offset uint64 `json:"offset,omitempty"` // pc - function start
 	File   string `json:"file,omitempty"`
 	Line   int    `json:"line,omitempty"`
+}
+
+// maps reports whether one of the file's executable segments, where it is
+// loaded, holds pc.
+func (b *Binary) maps(pc uint64) bool {
+	for _, p := range b.ELF.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && pc >= p.Vaddr+b.Bias && pc < p.Vaddr+p.Memsz+b.Bias {
+			return true
+		}
+	}
+	return false
+}
+
+// ObjectAt is the file whose code holds pc: the program itself or one of
+// its shared objects (nil: none, e.g. the signal trampoline's page).
+func (b *Binary) ObjectAt(pc uint64) *Binary {
+	if b == nil {
+		return nil
+	}
+	if b.maps(pc) {
+		return b
+	}
+	for _, o := range b.Shared {
+		if o.maps(pc) {
+			return o
+		}
+	}
+	return nil
 }
 
 // Symbolize names pc.

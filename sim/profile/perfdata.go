@@ -48,8 +48,12 @@ const (
 	featNRCPUs     = 7
 	featCPUDesc    = 8
 	featCPUID      = 9
+	featTotalMem   = 10
 	featCmdline    = 11
 	featEventDesc  = 12
+	featCPUTopo    = 13
+	featNUMATopo   = 14
+	featMemTopo    = 22
 	featPMUMapping = 16
 	featAuxtrace   = 18
 
@@ -335,6 +339,66 @@ func (p *PerfData) legacySide() []Side {
 	return append(out, Side{Kind: SideExit, Time: p.End, Pid: p.PID, Tid: p.PID, PPid: 1, PTid: 1})
 }
 
+// recordHeaderBuildID is PERF_RECORD_HEADER_BUILD_ID, one entry of the
+// HEADER_BUILD_ID feature; miscBuildIDSize (PERF_RECORD_MISC_BUILD_ID_SIZE)
+// says its size byte holds the build-id's length.
+const (
+	recordHeaderBuildID = 67
+	miscBuildIDSize     = 1 << 15
+)
+
+// buildIDTable is the HEADER_BUILD_ID feature perf record writes at the
+// end of a recording: for each file the recording maps, its build-id and
+// name as the MMAP records name it, so perf buildid-list and perf report
+// (--symfs, ~/.debug) find the right file. An entry is
+//
+//	header (type 67, misc USER|BUILD_ID_SIZE, size)
+//	s32 pid (-1: the host machine's)
+//	u8 build_id[20], u8 size, u8 pad[3]
+//	filename, NUL-padded to 64-byte multiples
+//
+// A file that is gone, or has no build-id, has no entry.
+func (p *PerfData) buildIDTable() []byte {
+	var b buf
+	seen := map[string]bool{}
+	add := func(name string, id []byte) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		if len(id) == 0 || len(id) > 20 {
+			return
+		}
+		n := (len(name) + 1 + 63) / 64 * 64
+		b.u32(recordHeaderBuildID)
+		b.u16(miscUser | miscBuildIDSize)
+		b.u16(uint16(36 + n))
+		b.u32(0xffffffff)
+		var raw [24]byte
+		copy(raw[:], id)
+		raw[20] = byte(len(id))
+		b.Write(raw[:])
+		b.WriteString(name)
+		b.Write(make([]byte, n-len(name)))
+	}
+	for _, m := range p.Maps {
+		id := m.BuildID
+		if len(id) == 0 && !seen[m.Filename] {
+			if f, err := os.Open(m.Filename); err == nil {
+				id = ReadBuildID(f)
+				f.Close()
+			}
+		}
+		add(m.Filename, id)
+	}
+	for _, s := range p.Side {
+		if s.Kind == SideMmap {
+			add(s.Map.Filename, s.Map.BuildID)
+		}
+	}
+	return b.Bytes()
+}
+
 // miscMmapBuildID is PERF_RECORD_MISC_MMAP_BUILD_ID: the MMAP2 record
 // holds a build-id where the device and inode would be.
 const miscMmapBuildID = 1 << 14
@@ -582,6 +646,43 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		ed.perfString(name)
 		ed.u64(ids[i])
 	}
+	// The machine's shape, which perf c2c report and perf mem need to
+	// place each sample's CPU (they refuse a file without a NUMA node
+	// map): one CPU, its own core and socket, one node holding it and
+	// the guest's memory.
+	var ct buf
+	ct.u32(1) // sibling sockets (core lists)
+	ct.perfString("0")
+	ct.u32(1) // sibling threads
+	ct.perfString("0")
+	ct.u32(0) // cpu 0: core id
+	ct.u32(0) // socket id
+	ct.u32(1) // sibling dies
+	ct.perfString("0")
+	ct.u32(0)             // cpu 0: die id
+	const memKB = 4 << 20 // what the guest sees in /proc/meminfo's MemTotal
+	var tm buf
+	tm.u64(memKB)
+	var nt buf
+	nt.u32(1) // nodes
+	nt.u32(0) // node 0
+	nt.u64(memKB)
+	nt.u64(memKB)
+	nt.perfString("0")
+	// Which node each physical memory block is on (perf c2c maps the
+	// sampled physical addresses to nodes with it): node 0 holds the
+	// 4 GiB from 0x80000000, where the SPE unit hands out frames
+	// (spe.Unit.physical).
+	const memBlock = 128 << 20
+	var mt buf
+	mt.u64(1) // version
+	mt.u64(memBlock)
+	mt.u64(1)  // nodes
+	mt.u64(0)  // node 0
+	mt.u64(48) // its bitmap's bits: blocks 0 to 47
+	mt.u64(48)
+	mt.u64((1<<48 - 1) &^ (1<<(0x80000000/memBlock) - 1))
+	bid := p.buildIDTable()
 	var pm buf
 	pm.u32(3)
 	pm.u32(typeSoftware)
@@ -604,7 +705,11 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 	if arch == "" {
 		arch = "aarch64"
 	}
-	feats := []feat{
+	var feats []feat
+	if len(bid) > 0 {
+		feats = append(feats, feat{featBuildID, bid})
+	}
+	feats = append(feats, []feat{
 		{featHostname, fstr(hostname)},
 		{featOSRelease, fstr("6.1.0-simrun")},
 		{featVersion, fstr("6.1.192")},
@@ -612,11 +717,15 @@ func (p *PerfData) WriteTo(w io.Writer) (int64, error) {
 		{featNRCPUs, nr.Bytes()},
 		{featCPUDesc, fstr(p.CPUDesc)},
 		{featCPUID, fstr(fmt.Sprintf("0x%016x", p.MIDR))},
+		{featTotalMem, tm.Bytes()},
 		{featCmdline, cl.Bytes()},
 		{featEventDesc, ed.Bytes()},
+		{featCPUTopo, ct.Bytes()},
+		{featNUMATopo, nt.Bytes()},
 		{featPMUMapping, pm.Bytes()},
 		{featAuxtrace, ax.Bytes()},
-	}
+		{featMemTopo, mt.Bytes()},
+	}...)
 	if len(p.Simrun) > 0 {
 		feats = append(feats, feat{FeatSimrun, p.Simrun})
 	}

@@ -77,6 +77,7 @@ const (
 	fMappingLimit        = 3
 	fMappingOffset       = 4
 	fMappingFilename     = 5
+	fMappingBuildID      = 6
 	fMappingHasFunctions = 7
 	fMappingHasFilenames = 8
 	fMappingHasLines     = 9
@@ -166,8 +167,66 @@ func (t *strtab) valueType(typ, unit string) pbuf {
 	return v
 }
 
-// pprofMapping is an executable segment of the program.
+// pprofMapping is an executable segment of one object.
 type pprofMapping struct{ id, start, limit uint64 }
+
+// pprofMappings are the Mapping messages of a profile: every executable
+// segment of each object a sample's frame is in (the program, ld.so,
+// libc, ...; each program of a run of several), with its file and
+// build-id, numbered in the order met.
+type pprofMappings struct {
+	st   *strtab
+	msgs pbuf
+	n    uint64
+	by   map[objectKey][]pprofMapping
+}
+
+// objectKey names one object where it is loaded (a process's copy of a
+// Binary is the same object).
+type objectKey struct {
+	path string
+	bias uint64
+}
+
+// of is the mapping of pc in bin (0: none), adding bin's mappings when
+// it is first met; file is the name they get.
+func (ms *pprofMappings) of(bin *Binary, file string, pc uint64) uint64 {
+	if bin == nil {
+		return 0
+	}
+	k := objectKey{bin.Path, bin.Bias}
+	list, ok := ms.by[k]
+	if !ok {
+		for _, pr := range bin.ELF.Progs {
+			if pr.Type != elf.PT_LOAD || pr.Flags&elf.PF_X == 0 {
+				continue
+			}
+			ms.n++
+			m := pprofMapping{ms.n, pr.Vaddr + bin.Bias, pr.Vaddr + pr.Memsz + bin.Bias}
+			list = append(list, m)
+			var e pbuf
+			e.num(fMappingID, m.id)
+			e.num(fMappingStart, m.start)
+			e.num(fMappingLimit, m.limit)
+			e.num(fMappingOffset, pr.Off)
+			e.num(fMappingFilename, ms.st.id(file))
+			if len(bin.BuildID) > 0 {
+				e.num(fMappingBuildID, ms.st.id(fmt.Sprintf("%x", bin.BuildID)))
+			}
+			e.flag(fMappingHasFunctions, true)
+			e.flag(fMappingHasFilenames, bin.HasLines)
+			e.flag(fMappingHasLines, bin.HasLines)
+			ms.msgs.bytes(fProfileMapping, e)
+		}
+		ms.by[k] = list
+	}
+	for _, m := range list {
+		if pc >= m.start && pc < m.limit {
+			return m.id
+		}
+	}
+	return 0
+}
 
 // pprofMessage encodes the recording as an uncompressed Profile message.
 // Everything is emitted in a fixed order (samples as recorded, locations,
@@ -182,48 +241,59 @@ func pprofMessage(r *Recording, bin *Binary) []byte {
 		out.bytes(fProfileSampleType, st.valueType(t[0], t[1]))
 	}
 
-	var maps []pprofMapping
-	if bin != nil {
-		file := s.Program
-		if file == "" {
-			file = filepath.Base(bin.Path)
+	maps := &pprofMappings{st: &st, by: map[objectKey][]pprofMapping{}}
+	mainFile := s.Program
+	if bin != nil && mainFile == "" {
+		mainFile = filepath.Base(bin.Path)
+	}
+	if bin != nil && len(bin.ELF.Progs) > 0 {
+		maps.of(bin, mainFile, bin.ELF.Progs[0].Vaddr+bin.Bias) // the program's first
+	}
+	// object is the file that holds a frame's pc (nil: none), and the
+	// name its mapping gets: the program's absolute path, each other
+	// object's path.
+	object := func(smp *Sample, pc uint64) (*Binary, string) {
+		b := smp.bin
+		if b == nil {
+			b = bin
 		}
-		for _, pr := range bin.ELF.Progs {
-			if pr.Type != elf.PT_LOAD || pr.Flags&elf.PF_X == 0 {
-				continue
-			}
-			m := pprofMapping{uint64(len(maps) + 1), pr.Vaddr + bin.Bias, pr.Vaddr + pr.Memsz + bin.Bias}
-			maps = append(maps, m)
-			var e pbuf
-			e.num(fMappingID, m.id)
-			e.num(fMappingStart, m.start)
-			e.num(fMappingLimit, m.limit)
-			e.num(fMappingOffset, pr.Off)
-			e.num(fMappingFilename, st.id(file))
-			e.flag(fMappingHasFunctions, true)
-			e.flag(fMappingHasFilenames, bin.HasLines)
-			e.flag(fMappingHasLines, bin.HasLines)
-			body.bytes(fProfileMapping, e)
+		o := b.ObjectAt(pc)
+		if o == nil {
+			return nil, ""
 		}
+		if bin != nil && o.Path == bin.Path && o.Bias == bin.Bias {
+			return o, mainFile
+		}
+		if abs, err := filepath.Abs(o.Path); err == nil {
+			return o, abs
+		}
+		return o, o.Path
 	}
 
-	locs := map[uint64]uint64{} // pc → location id
+	// A location is a pc in one object: the same pc in two processes'
+	// programs is two locations.
+	type lkey struct {
+		obj objectKey
+		pc  uint64
+	}
+	locs := map[lkey]uint64{}
 	type fkey struct{ name, file string }
 	funcs := map[fkey]uint64{}
 	var locMsgs, funcMsgs pbuf
-	location := func(fr Frame) uint64 {
-		if id, ok := locs[fr.PC]; ok {
+	location := func(smp *Sample, fr Frame) uint64 {
+		o, file := object(smp, fr.PC)
+		k := lkey{pc: fr.PC}
+		if o != nil {
+			k.obj = objectKey{o.Path, o.Bias}
+		}
+		if id, ok := locs[k]; ok {
 			return id
 		}
 		id := uint64(len(locs) + 1)
-		locs[fr.PC] = id
+		locs[k] = id
 		var e pbuf
 		e.num(fLocationID, id)
-		for _, m := range maps {
-			if fr.PC >= m.start && fr.PC < m.limit {
-				e.num(fLocationMappingID, m.id)
-			}
-		}
+		e.num(fLocationMappingID, maps.of(o, file, fr.PC))
 		e.num(fLocationAddress, fr.PC)
 		if fr.Func != "" {
 			k := fkey{fr.Func, fr.File}
@@ -264,7 +334,7 @@ func pprofMessage(r *Recording, bin *Binary) []byte {
 		smp := &r.Samples[i]
 		ids = ids[:0]
 		for _, fr := range smp.Frames {
-			ids = append(ids, location(fr))
+			ids = append(ids, location(smp, fr))
 		}
 		var e pbuf
 		e.packed(fSampleLocationID, ids)
@@ -298,6 +368,7 @@ func pprofMessage(r *Recording, bin *Binary) []byte {
 		}
 		body.bytes(fProfileSample, e)
 	}
+	body = append(body, maps.msgs...)
 	body = append(body, locMsgs...)
 	body = append(body, funcMsgs...)
 

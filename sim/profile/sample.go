@@ -52,6 +52,20 @@ type Sample struct {
 
 	// Packets are the record's packets as decoded (padding left out).
 	Packets []spe.Packet
+
+	// bin is the program the sample was symbolized with (its process's
+	// in a run of several): Frames' objects are its and its Shared.
+	bin *Binary
+}
+
+// Object is the path of the file whose code holds the sampled pc: the
+// program or one of its shared objects ("" when none does, e.g. the
+// signal trampoline's page or code the program generated).
+func (s *Sample) Object() string {
+	if o := s.bin.ObjectAt(s.PC); o != nil {
+		return o.Path
+	}
+	return ""
 }
 
 // MainTid is the guest process's pid, its main thread's tid: the thread
@@ -147,6 +161,7 @@ func decode(data []byte, bin0 *Binary, images []Image, tags []int, chains [][]ui
 		for j, pc := range s.Callchain {
 			s.Frames[j] = bin.Symbolize(pc)
 		}
+		s.bin = bin
 		out = append(out, s)
 	}
 	return out, nil

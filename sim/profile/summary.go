@@ -154,11 +154,76 @@ func (h *Hex) UnmarshalJSON(b []byte) error {
 }
 
 // simrunSection is what simrun keeps in its perf.data feature section.
+// A run of several processes adds the program each ran (Processes) and
+// each record's index in it (Tags), so simrun report names and
+// symbolizes every process's samples as the recording did.
 type simrunSection struct {
-	Format     string     `json:"format"`
-	Version    int        `json:"version"`
-	Summary    Summary    `json:"summary"`
-	Callchains [][]uint64 `json:"callchains,omitempty"`
+	Format     string         `json:"format"`
+	Version    int            `json:"version"`
+	Summary    Summary        `json:"summary"`
+	Callchains [][]uint64     `json:"callchains,omitempty"`
+	Processes  []ProcessImage `json:"processes,omitempty"`
+	Tags       []int          `json:"tags,omitempty"`
+}
+
+// ProcessImage is one program a process of a run ran (one per process
+// and execve): the process, the program where it was loaded, and the
+// shared objects it had mapped, each with its load bias.
+type ProcessImage struct {
+	Pid     uint32         `json:"pid"`
+	Comm    string         `json:"comm"`
+	Program string         `json:"program"`
+	Bias    Hex            `json:"bias"`
+	Objects []LoadedObject `json:"objects,omitempty"`
+}
+
+// LoadedObject is a shared object where a process loaded it.
+type LoadedObject struct {
+	Path string `json:"path"`
+	Bias Hex    `json:"bias"`
+}
+
+// maxImageFiles bounds the files OpenImages opens (each file at each load
+// address counts): a hostile section cannot make simrun report read one
+// large file at a million addresses. A run's processes repeat their
+// programs at the same addresses (simrun lays them out
+// deterministically), so real recordings stay far below it.
+const maxImageFiles = 256
+
+// OpenImages opens each image's program and objects for symbolizing,
+// each file once per load address; a file that is gone or unreadable, or
+// past maxImageFiles, leaves its pcs unnamed.
+func OpenImages(list []ProcessImage) []Image {
+	type key struct {
+		path string
+		bias Hex
+	}
+	bins := map[key]*Binary{}
+	open := func(path string, bias Hex) *Binary {
+		k := key{path, bias}
+		b, ok := bins[k]
+		if !ok && len(bins) < maxImageFiles {
+			b, _ = OpenBinary(path, uint64(bias))
+			bins[k] = b
+		}
+		return b
+	}
+	var out []Image
+	for _, in := range list {
+		b := open(in.Program, in.Bias)
+		if b != nil && len(in.Objects) > 0 {
+			c := *b
+			c.Shared = nil
+			for _, o := range in.Objects {
+				if ob := open(o.Path, o.Bias); ob != nil {
+					c.Shared = append(c.Shared, ob)
+				}
+			}
+			b = &c
+		}
+		out = append(out, Image{Bin: b, Pid: in.Pid, Comm: in.Comm})
+	}
+	return out
 }
 
 const (
@@ -170,9 +235,10 @@ const (
 var ErrNotSimrun = errors.New("not a perf.data file written by simrun record")
 
 // EncodeSection is the content of simrun's perf.data feature section for
-// a run (PerfData.Simrun): the summary and the callchains of the records
-// (nil when every chain is the sampled pc alone).
-func EncodeSection(s *Summary, chains [][]uint64) ([]byte, error) {
+// a run (PerfData.Simrun): the summary, the callchains of the records (nil
+// when every chain is the sampled pc alone) and, for a run of several
+// processes, their programs and each record's index in procs (tags).
+func EncodeSection(s *Summary, chains [][]uint64, procs []ProcessImage, tags []int) ([]byte, error) {
 	keep := false
 	for _, c := range chains {
 		if len(c) > 1 {
@@ -182,7 +248,11 @@ func EncodeSection(s *Summary, chains [][]uint64) ([]byte, error) {
 	if !keep {
 		chains = nil
 	}
-	return json.Marshal(simrunSection{Format: sectionFormat, Version: sectionVersion, Summary: *s, Callchains: chains})
+	if len(procs) == 0 {
+		tags = nil
+	}
+	return json.Marshal(simrunSection{Format: sectionFormat, Version: sectionVersion, Summary: *s, Callchains: chains,
+		Processes: procs, Tags: tags})
 }
 
 // ReadRecording reads a perf.data file simrun record wrote: the summary
@@ -202,7 +272,12 @@ func ReadRecording(data []byte, bin *Binary) (*Recording, error) {
 	for _, c := range chunks {
 		aux = append(aux, c...)
 	}
-	samples, err := Decode(aux, bin, sec.Callchains)
+	var samples []Sample
+	if len(sec.Processes) > 0 {
+		samples, err = DecodeTagged(aux, bin, OpenImages(sec.Processes), sec.Tags, sec.Callchains)
+	} else {
+		samples, err = Decode(aux, bin, sec.Callchains)
+	}
 	if err != nil {
 		return nil, err
 	}

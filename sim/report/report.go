@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -106,8 +107,10 @@ type page struct {
 	DSRows   []Count
 	EvRows   []Count
 	// ThreadRows are the samples by thread (COMM-TID), only when the
-	// program ran more than one.
+	// program ran more than one; ObjectRows by the file whose code they
+	// are in, only when more than one file has samples.
 	ThreadRows []Count
+	ObjectRows []Count
 	SFNote     string
 	AuxFlags   []Count
 	HasLines   bool
@@ -333,6 +336,17 @@ func Write(w io.Writer, rec *profile.Recording, bin *profile.Binary, opt Options
 			th[thread(&rec.Samples[i])]++
 		}
 		p.ThreadRows = counts(th)
+	}
+	objs := map[string]int{}
+	for i := range rec.Samples {
+		name := "[unknown]"
+		if o := rec.Samples[i].Object(); o != "" {
+			name = filepath.Base(o)
+		}
+		objs[name]++
+	}
+	if len(objs) > 1 {
+		p.ObjectRows = counts(objs)
 	}
 	for _, r := range p.KindRows {
 		terms.add(r.Name)

@@ -28,3 +28,10 @@ func BenchmarkTiming(b *testing.B) {
 func BenchmarkModel(b *testing.B) {
 	runbench.Models(b, "s390x-O2", longRuns)
 }
+
+// BenchmarkCores runs the threaded worksplit timed on 1, 2 and 4
+// simulated CPUs (--cpus) and plain on 1 and 4: the MIPS cost of several
+// cores.
+func BenchmarkCores(b *testing.B) {
+	runbench.Cores(b, "s390x-thr-O2")
+}

@@ -98,7 +98,15 @@ type timingBlock struct {
 	seen  uint8
 	long  *timingBlock
 	inner []uint64
+	// stepped: a run of a core of several (cores.go) with a store or
+	// an atomic, timed operation by operation (its gen is marked so that
+	// TimeBatch's inline path never takes it; slowRun does).
+	stepped bool
 }
+
+// steppedGen marks the gen of a stepped summary: gen^steppedGen is the
+// code generation it was made under.
+const steppedGen = 1 << 63
 
 // noInput is a summary's firstIn when it reads no register before
 // writing it: later than any horizon, without overflowing an add.
@@ -301,6 +309,7 @@ func (t *Model) buildBlock(infos []cpu.OpInfo, pc uint64, avail int, cut, throug
 		}
 		if in.Access != 0 {
 			sm.mem = append(sm.mem, uint64(slot)<<8|uint64(j))
+			b.stepped = b.stepped || t.co != nil && (in.Class == cpu.ClassStore || in.Class == cpu.ClassLoadAtomic)
 		}
 		if last {
 			end = j + 1
@@ -361,6 +370,9 @@ func (t *Model) buildBlock(infos []cpu.OpInfo, pc uint64, avail int, cut, throug
 	if len(b.in) > 0 {
 		b.firstIn = b.in[0] >> 8 // in is by offset
 	}
+	if b.stepped {
+		b.gen ^= steppedGen
+	}
 	sm.keep()
 	return b, 0
 }
@@ -414,6 +426,8 @@ func (t *Model) extend(blk *timingBlock, infos []cpu.OpInfo, pc uint64, avail in
 	}
 	l, _ := t.buildBlock(infos, pc, avail, cut, true, shift)
 	switch {
+	case l != nil && l.stepped: // (TimeBatch takes a long form without a look at its gen)
+		blk.condEnd = false
 	case l != nil && l.n > blk.n:
 		blk.long = l
 	case !cut: // it would be no longer another time either

@@ -1,6 +1,9 @@
 package timing
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // MaxCores bounds the cores one Directory tracks (a line's holders are a
 // 64-bit mask).
@@ -167,6 +170,19 @@ func (d *Directory) Evict(core int, line uint64) (writeBack bool) {
 		d.lines[line] = e
 	}
 	return writeBack
+}
+
+// Holders returns the cores that hold line, one bit per core.
+func (d *Directory) Holders(line uint64) uint64 { return d.lines[line].holders }
+
+// sortedLines returns the lines some core holds, ascending.
+func (d *Directory) sortedLines() []uint64 {
+	lines := make([]uint64, 0, len(d.lines))
+	for l := range d.lines {
+		lines = append(lines, l)
+	}
+	slices.Sort(lines)
+	return lines
 }
 
 // Lines returns how many lines some core holds.

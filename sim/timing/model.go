@@ -33,15 +33,23 @@ type CacheConfig struct {
 
 // Preset is a named core model.
 type Preset struct {
-	Name     string
-	MIDR     uint64
-	Desc     string
-	MHz      uint64
-	L1D, L2  CacheConfig
-	LLC      CacheConfig
-	DRAM     int // cycles
-	TLB      CacheConfig
-	Walk     int // page-walk cycles
+	Name    string
+	MIDR    uint64
+	Desc    string
+	MHz     uint64
+	L1D, L2 CacheConfig
+	LLC     CacheConfig
+	DRAM    int // cycles
+	TLB     CacheConfig
+	Walk    int // page-walk cycles
+	// Peer is the cycles a load takes whose line another core's private
+	// caches supply (a snoop through the interconnect: the Neoverse
+	// "peer core" data source), and a store that must first take a line
+	// from other cores; only --cpus N > 1 has peers (cores.go). The
+	// figures are the model's: a snoop crosses the interconnect to the
+	// home node and on to the owning core, so it costs more than a hit
+	// in the shared cache and far less than DRAM.
+	Peer     int
 	Mispred  int // branch mispredict penalty
 	BPBits   int // log2 of the bimodal predictor entries
 	BTBBits  int // log2 of the indirect-branch target buffer entries
@@ -53,18 +61,18 @@ type Preset struct {
 var Presets = []Preset{
 	{Name: "neoverse-n1", MIDR: 0x413fd0c1, Desc: "Neoverse-N1-like core", MHz: 3000,
 		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{1 << 20, 8, 64, 11}, LLC: CacheConfig{8 << 20, 16, 64, 35},
-		DRAM: 240, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 30, Mispred: 11, BPBits: 12, BTBBits: 10,
+		DRAM: 240, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 30, Peer: 50, Mispred: 11, BPBits: 12, BTBBits: 10,
 		Lat: [cpu.NumUnits]uint8{cpu.UnitALU: 1, cpu.UnitMul: 3, cpu.UnitDiv: 12, cpu.UnitFP: 3, cpu.UnitFPDiv: 10, cpu.UnitSIMD: 3,
 			cpu.UnitLoad: 0, cpu.UnitStore: 1, cpu.UnitAtomic: 2, cpu.UnitBranch: 1, cpu.UnitSys: 1}, StoreBuf: true},
 	{Name: "neoverse-v2", MIDR: 0x410fd4f0, Desc: "Neoverse-V2-like core", MHz: 3100,
 		L1D: CacheConfig{64 << 10, 4, 64, 4}, L2: CacheConfig{2 << 20, 8, 64, 12}, LLC: CacheConfig{32 << 20, 16, 64, 40},
-		DRAM: 260, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 28, Mispred: 12, BPBits: 13, BTBBits: 11,
+		DRAM: 260, TLB: CacheConfig{48 * 4096, 48, 4096, 1}, Walk: 28, Peer: 55, Mispred: 12, BPBits: 13, BTBBits: 11,
 		Lat: [cpu.NumUnits]uint8{cpu.UnitALU: 1, cpu.UnitMul: 2, cpu.UnitDiv: 12, cpu.UnitFP: 2, cpu.UnitFPDiv: 10, cpu.UnitSIMD: 2,
 			cpu.UnitLoad: 0, cpu.UnitStore: 1, cpu.UnitAtomic: 2, cpu.UnitBranch: 1, cpu.UnitSys: 1}, StoreBuf: true},
 	// A slow-memory core for collision and latency experiments.
 	{Name: "slow-memory", MIDR: 0x413fd0c1, Desc: "core with slow caches and DRAM", MHz: 1000,
 		L1D: CacheConfig{4 << 10, 2, 64, 8}, L2: CacheConfig{32 << 10, 4, 64, 40}, LLC: CacheConfig{256 << 10, 8, 64, 120},
-		DRAM: 800, TLB: CacheConfig{8 * 4096, 8, 4096, 2}, Walk: 200, Mispred: 20, BPBits: 8, BTBBits: 6,
+		DRAM: 800, TLB: CacheConfig{8 * 4096, 8, 4096, 2}, Walk: 200, Peer: 160, Mispred: 20, BPBits: 8, BTBBits: 6,
 		Lat: [cpu.NumUnits]uint8{cpu.UnitALU: 1, cpu.UnitMul: 4, cpu.UnitDiv: 30, cpu.UnitFP: 6, cpu.UnitFPDiv: 30, cpu.UnitSIMD: 6,
 			cpu.UnitLoad: 0, cpu.UnitStore: 1, cpu.UnitAtomic: 4, cpu.UnitBranch: 1, cpu.UnitSys: 1}},
 }
@@ -220,6 +228,9 @@ type Stats struct {
 	TLBAccess, TLBWalk                     uint64
 	Branches, Mispredicts, NotTaken        uint64
 	StallCycles                            uint64
+	// With several cores (cores.go): private misses a peer core's
+	// caches served, and stores that upgraded a shared copy.
+	PeerHits, Upgrades uint64
 }
 
 // Model is the timing model's state: one core's pipeline, caches, TLB
@@ -267,6 +278,11 @@ type Model struct {
 	pendC         uint64            // its entry cycle
 	horizon       uint64            // no register is ready later (see flush)
 	hits          uint64            // accesses found by lookup alone in this batch (counted at TimeBatch's end)
+	// co is the cores this one shares its last-level cache and the
+	// coherence directory with (cores.go); nil for a model of one core,
+	// which then runs none of that code.
+	co   *cluster
+	core int // this core's number in co
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
@@ -483,12 +499,19 @@ func (t *Model) summarised(blk *timingBlock, infos []cpu.OpInfo, pc uint64, more
 // It returns where the walk goes on and how many operations it timed.
 func (t *Model) slowRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]cpu.OpInfo, uint64, int) {
 	blk, n := (*timingBlock)(infos[0].Summary), 0
+	if blk != nil && blk.stepped && blk.gen == t.codeGen^steppedGen && i+int(blk.n) <= end {
+		// a run with a store on a core of several (cores.go)
+		infos, pc = t.stepOps(b, infos, pc, i, int(blk.n), end, after)
+		return infos, pc, int(blk.n)
+	}
 	if blk == nil || i+int(blk.n) > end || blk.gen != t.codeGen {
 		if blk, n = t.buildBlock(infos, pc, end-i, cut, false, b.Shift); blk != nil {
 			infos[0].Summary = unsafe.Pointer(blk)
 		}
 	}
-	if blk != nil {
+	if blk != nil && blk.stepped {
+		n = int(blk.n)
+	} else if blk != nil {
 		n = int(blk.n)
 		if !t.NoBlocks && i+n <= t.nextWant && t.blockAccesses(infos, b.Vals[i:i+n], blk, 0) {
 			infos, pc = t.summarised(blk, infos, pc, i+n < end, after)
@@ -643,6 +666,10 @@ func (t *Model) refillAfter(issue, done uint64) {
 // access runs the data access at ea of an operation described by in
 // through the TLB and the cache hierarchy.
 func (t *Model) access(ea uint64, in *cpu.OpInfo, m *memResult) {
+	if t.co != nil {
+		t.accessShared(ea, in, m)
+		return
+	}
 	clear(t.hot[:]) // its looks may move or fill entries
 	p := t.Preset
 	xlat := uint64(p.TLB.Latency)

@@ -448,19 +448,30 @@ func (c *Checker) Fork(tid uint64, program string, ownStack bool) {
 }
 
 // Exec tells the checker that execve started thread tid afresh on a new
-// program (its machine is attached: Attach).
-func (c *Checker) Exec(tid uint64, program string) {
-	c.threads.Exec(tid, program)
+// program, run by machine m (attached: Attach).
+func (c *Checker) Exec(tid uint64, program string, m *cpu.Machine) {
+	sp := uint32(c.report.abi.SP)
+	if a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder); err == nil {
+		sp = a.SP
+	}
+	c.threads.Exec(tid, program, sp)
 }
 
 // Signal tells the checker that the running thread, interrupted at pc
 // with stack pointer sp, entered a signal handler (the core holds the
 // handler's entry state): the truth gets a signal frame (Shadow.Signal).
-func (c *Checker) Signal(pc, sp uint64) { c.SignalOn(c.cur.m.Core, pc, sp) }
+func (c *Checker) Signal(pc, sp uint64) { c.SignalOn(c.cur.m, pc, sp) }
 
-// SignalOn is Signal on core (the running process's, which the checker
-// may not have seen run yet).
-func (c *Checker) SignalOn(core cpu.Core, pc, sp uint64) { c.threads.Signal(core, pc, sp, c.cur.ra) }
+// SignalOn is Signal on machine m (the running process's, which the
+// checker may not have seen run yet; its architecture names the
+// return-address register).
+func (c *Checker) SignalOn(m *cpu.Machine, pc, sp uint64) {
+	ra := c.cur.ra
+	if a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder); err == nil {
+		ra = a.RA
+	}
+	c.threads.Signal(m.Core, pc, sp, ra)
+}
 
 // SigReturn tells the checker that the running thread returned from a
 // signal handler by rt_sigreturn.
@@ -548,14 +559,22 @@ func (c *Checker) check(pc uint64) {
 // expected reports whether an expectation explains a divergence of
 // method m at frame k of the current truth, counting it there.
 func (c *Checker) expected(m Method, k int) bool {
+	var entry uint64
+	if img := c.cur.m.Image; img != nil {
+		entry = img.Entry
+	}
 	for _, e := range c.expect {
-		if e.matches(m, c.truth, k, c.cur.names.funcName) {
+		if e.matches(m, c.truth, k, c.cur.names.funcName, entry) {
 			e.Matched++
 			return true
 		}
 	}
 	return false
 }
+
+// FuncName is the name of the function holding pc (the program's, else
+// another object's), without an offset; "?" when no symbol holds it.
+func (r *Report) FuncName(pc uint64) string { return r.funcName(pc) }
 
 // funcName is the name of the function holding pc without an offset,
 // or, for code without a symbol, the report's name of pc.
@@ -588,6 +607,10 @@ func (r *Report) object(pc uint64) string {
 	}
 	return "?"
 }
+
+// Name names pc as the report does: function+offset in the program or
+// another object, else "?".
+func (r *Report) Name(pc uint64) string { return r.name(pc) }
 
 // name names pc for the report: the program's function, else another
 // object's, else "?".
@@ -645,6 +668,12 @@ func (c *Checker) Run() (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.Finish(exit), nil
+}
+
+// Finish completes the report of a run that something else drove to its
+// end (a gdb stub's Serve) with how it ended.
+func (c *Checker) Finish(exit *cpu.Exit) *Report {
 	c.report.Exit = exit
 	c.report.Insns = c.doneInsns
 	for _, mc := range c.list {
@@ -658,7 +687,7 @@ func (c *Checker) Run() (*Report, error) {
 			}
 		}
 	}
-	return c.report, nil
+	return c.report
 }
 
 // Write prints the report.

@@ -23,12 +23,15 @@ import (
 //	at=GLOB    the function of frame 0
 //	row=GLOB   the function whose unwind row stepped to the wrong frame
 //	via=GLOB   a true frame before the wrong one is in such a function
+//	entry=program  frame 0 is the running program's entry point (its ELF
+//	           e_entry, where crt1's _start is, named or stripped)
 //
 // GLOBs match function names as the report prints them (path.Match
 // syntax): a symbol's name, or OBJECT+0xOFFSET for code without one.
 type Expectation struct {
 	Method       Method // 0: any
 	At, Row, Via string // "": any
+	AtEntry      bool   // entry=program
 	Reason       string
 	Line         int    // in the file, for messages
 	Matched      uint64 // divergences it explained (counted by the checker)
@@ -56,9 +59,9 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 		for _, f := range fields {
 			k, v, ok := strings.Cut(f, "=")
 			if !ok || v == "" {
-				return nil, fmt.Errorf("%s:%d: %q is not KEY=VALUE (method, at, row, via)", name, n, f)
+				return nil, fmt.Errorf("%s:%d: %q is not KEY=VALUE (method, at, row, via, entry)", name, n, f)
 			}
-			if k != "method" {
+			if k != "method" && k != "entry" {
 				if _, err := path.Match(v, ""); err != nil {
 					return nil, fmt.Errorf("%s:%d: %s=%s: bad pattern: %v", name, n, k, v, err)
 				}
@@ -76,8 +79,13 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 				e.Row = v
 			case "via":
 				e.Via = v
+			case "entry":
+				if v != "program" {
+					return nil, fmt.Errorf("%s:%d: entry=%s: want entry=program", name, n, v)
+				}
+				e.AtEntry = true
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown condition %q (method, at, row, via)", name, n, k)
+				return nil, fmt.Errorf("%s:%d: unknown condition %q (method, at, row, via, entry)", name, n, k)
 			}
 		}
 		out = append(out, e)
@@ -89,9 +97,13 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 }
 
 // matches reports whether e explains a divergence of method m at frame k
-// of the true frames truth, naming pcs with name.
-func (e *Expectation) matches(m Method, truth []uint64, k int, name func(uint64) string) bool {
+// of the true frames truth, naming pcs with name; entry is the running
+// program's entry point.
+func (e *Expectation) matches(m Method, truth []uint64, k int, name func(uint64) string, entry uint64) bool {
 	if e.Method != 0 && e.Method != m {
+		return false
+	}
+	if e.AtEntry && (len(truth) == 0 || truth[0] != entry) {
 		return false
 	}
 	glob := func(p string, pc uint64) bool {

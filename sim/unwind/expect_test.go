@@ -27,6 +27,7 @@ via=ld-*.so.1+0x106[d-f]? -- lazy binding's trampoline
 		{"at -- why", `f:1: "at" is not KEY=VALUE`},
 		{"frame=3 -- why", `f:1: unknown condition "frame"`},
 		{"method=frames -- why", `f:1: unknown unwind method "frames"`},
+		{"entry=main -- why", "f:1: entry=main: want entry=program"},
 		{"\nat=[ -- why", "f:2: at=[: bad pattern"},
 		{strings.Repeat("x", 70000), "f: bufio.Scanner: token too long"},
 	} {
@@ -40,6 +41,7 @@ func TestExpectationMatches(t *testing.T) {
 	names := map[uint64]string{1: "leaf", 2: "mid", 3: "main", 4: "ld.so+0x106e0"}
 	name := func(pc uint64) string { return names[pc] }
 	truth := []uint64{1, 4, 2, 3}
+	assert.True(t, (&Expectation{AtEntry: true}).matches(MethodSFrame, []uint64{0x99, 3}, 1, name, 0x99), "frame 0 at the entry")
 	for _, tc := range []struct {
 		e    Expectation
 		m    Method
@@ -55,8 +57,9 @@ func TestExpectationMatches(t *testing.T) {
 		{Expectation{Via: "ld.so+0x106[d-f]?"}, MethodEHFrame, 1, false}, // only frame 0 comes before the wrong one
 		{Expectation{Method: MethodEHFrame, At: "leaf"}, MethodSFrame, 2, false},
 		{Expectation{Method: MethodEHFrame, At: "leaf"}, MethodEHFrame, 2, true},
+		{Expectation{AtEntry: true}, MethodSFrame, 1, false}, // frame 0 (1) is not the entry (0x99)
 	} {
-		assert.Equal(t, tc.want, tc.e.matches(tc.m, truth, tc.k, name), "%+v method %v frame %d", tc.e, tc.m, tc.k)
+		assert.Equal(t, tc.want, tc.e.matches(tc.m, truth, tc.k, name, 0x99), "%+v method %v frame %d", tc.e, tc.m, tc.k)
 	}
 }
 
@@ -69,10 +72,10 @@ func FuzzParseExpectations(f *testing.F) {
 			return
 		}
 		for _, e := range es {
-			if e.Reason == "" || e.Method == 0 && e.At == "" && e.Row == "" && e.Via == "" {
+			if e.Reason == "" || e.Method == 0 && e.At == "" && e.Row == "" && e.Via == "" && !e.AtEntry {
 				t.Fatalf("accepted an expectation without a reason or a condition: %+v", e)
 			}
-			e.matches(MethodSFrame, []uint64{1, 2}, 1, func(uint64) string { return "f" })
+			e.matches(MethodSFrame, []uint64{1, 2}, 1, func(uint64) string { return "f" }, 1)
 		}
 	})
 }

@@ -65,9 +65,12 @@ func (t *Threads) Fork(tid, pid uint64, program string, ownStack bool) {
 
 // Exec starts thread tid (the process's pid, which execve leaves as its
 // only thread) afresh on a new program: an empty stack, listed after the
-// thread's truth before execve, and running now.
-func (t *Threads) Exec(tid uint64, program string) {
+// thread's truth before execve, and running now. sp is the new program's
+// stack-pointer register (DWARF number): the program may be of another
+// architecture than the one before.
+func (t *Threads) Exec(tid uint64, program string, sp uint32) {
 	s := t.mk()
+	s.sp = int(sp)
 	t.by[tid] = len(t.all)
 	t.all = append(t.all, ThreadShadow{Tid: tid, Shadow: s, Pid: tid, Program: program})
 	t.Cur, t.Tid = s, tid

@@ -108,3 +108,16 @@ func TestShadowSignal(t *testing.T) {
 	s2.Signal(nil, 0x300, 0x7000, ra)
 	assert.Equal(t, hex{0x400, 0x300}, hex(s2.Callchain(0x400, nil)))
 }
+
+// TestThreadsExecOtherArch: execve of a program of another architecture
+// gives the thread a truth with that program's stack-pointer register, so
+// a signal's trampoline frame is read from its registers (an arm64
+// program, sp 31 and ra 30, execs an s390x one, sp 15 and ra 14).
+func TestThreadsExecOtherArch(t *testing.T) {
+	mk := func() *unwind.Shadow { return unwind.NewShadow(31) }
+	th := unwind.NewThreads(1000, mk(), mk)
+	th.Exec(1000, "s390x-program", 15)
+	core := regsCore{r: map[int]uint64{14: 0x9000, 15: 0x7000}} // no r31, r30 on s390x
+	th.Signal(core, 0x208, 0x7f00, 14)
+	assert.Equal(t, hex{0xa00, 0x9000, 0x208}, hex(th.Cur.Callchain(0xa00, nil)), "handler, trampoline, interrupted pc")
+}

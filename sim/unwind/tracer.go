@@ -611,12 +611,13 @@ type Symbols struct {
 	syms elfsym.Table
 }
 
-// ReadSymbols reads the function symbols of o by sim/elfsym's rule (from
-// .dynsym when the file has no .symtab: a stripped shared object keeps
-// the functions it exports). A file without symbols, or with a corrupt
-// table, gives none: the walk goes on and names are addresses.
+// ReadSymbols reads the function symbols of o by sim/elfsym's rule (a
+// stripped file's from its separate debug file when there is one, else
+// from .dynsym: a stripped shared object keeps the functions it
+// exports). A file without symbols, or with a corrupt table, gives none:
+// the walk goes on and names are addresses.
 func ReadSymbols(o *Object) (*Symbols, error) {
-	t, err := elfsym.Read(o.ELF)
+	t, err := elfsym.ReadFile(o.ELF, o.Path)
 	if err != nil {
 		return &Symbols{}, nil
 	}

@@ -1,4 +1,4 @@
-package main
+package record
 
 import (
 	"fmt"
@@ -40,7 +40,7 @@ func followContext(s *linux.System, u *spe.Unit) {
 
 // multiProcess reports whether the recorded run had more than one
 // process: perf.data then describes every task from the task log.
-func (r *recording) multiProcess() bool {
+func (r *Recording) multiProcess() bool {
 	if r.tasks == nil {
 		return false
 	}
@@ -54,7 +54,7 @@ func (r *recording) multiProcess() bool {
 
 // pids maps each thread id of the run to its process id (nil for one
 // process: every sample is the first process's).
-func (r *recording) pids() map[uint32]uint32 {
+func (r *Recording) pids() map[uint32]uint32 {
 	if !r.multiProcess() {
 		return nil
 	}
@@ -118,20 +118,28 @@ func sideRecords(l *linux.TaskLog, timed bool) []profile.Side {
 
 // followTruth makes th, the truth of a run, follow every thread of every
 // process: a context switch within or across processes, a signal frame
-// per handler, fork's copy of the caller's stack, execve's fresh one.
-func followTruth(s *linux.System, th *unwind.Threads, ra uint32) {
+// per handler, fork's copy of the caller's stack, execve's fresh one
+// (each with the registers of its program's architecture: first is the
+// first program's ABI).
+func followTruth(s *linux.System, th *unwind.Threads, first *abi.ABI) {
+	abiOf := func(m *cpu.Machine) *abi.ABI {
+		if a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder); err == nil {
+			return a
+		}
+		return first
+	}
 	s.AddHook(func(q *linux.Process, e linux.ThreadEvent) {
 		switch e.Kind {
 		case linux.ThreadSwitched, linux.ProcessSwitched:
 			th.Switch(e.Tid, e.PC)
 		case linux.SignalEntered:
-			th.Signal(q.Core, e.PC, e.SP, ra)
+			th.Signal(q.Core, e.PC, e.SP, abiOf(q.Machine).RA)
 		case linux.SignalReturned:
 			th.SigReturn()
 		case linux.ProcessForked:
 			th.Fork(e.Tid, q.Pid(), q.Comm(), e.SP != 0)
 		case linux.ProcessExeced:
-			th.Exec(e.Tid, q.Comm())
+			th.Exec(e.Tid, q.Comm(), abiOf(q.Machine).SP)
 		}
 	})
 }
@@ -161,7 +169,7 @@ func perMachine(first *cpu.Machine, chain chainFunc, method unwind.Method, polic
 			if err != nil {
 				return pcOnly
 			}
-			tr, err := unwind.NewObjectsTracer(a, codeResolver(q), opt)
+			tr, err := unwind.NewObjectsTracer(a, CodeResolver(q), opt)
 			if err != nil {
 				return pcOnly
 			}
@@ -195,14 +203,6 @@ func perMachine(first *cpu.Machine, chain chainFunc, method unwind.Method, polic
 		}
 		return c(m, buf)
 	}
-}
-
-// insns is the instructions the run retired, every process's.
-func (r *recording) insns() uint64 {
-	if r.images == nil {
-		return r.m.Insns
-	}
-	return r.images.total()
 }
 
 // images names the program each SPE record was sampled in, in a run of
@@ -285,42 +285,69 @@ func (im *images) tag(m *cpu.Machine) int {
 	return -1
 }
 
-// profileImages opens each image's program and objects once per file and
-// load address.
-func (im *images) profileImages() []profile.Image {
-	type key struct {
-		path string
-		bias uint64
-	}
-	bins := map[key]*profile.Binary{}
-	shared := map[string][]*profile.Binary{} // by the objects and where they are
-	var out []profile.Image
+// processImages describes each image for perf.data's simrun section and
+// for symbolizing: its program and the objects it had mapped, each with
+// its load bias.
+func (im *images) processImages() []profile.ProcessImage {
+	var out []profile.ProcessImage
+	biases := map[string][]profile.LoadedObject{} // by the objects and where they are
 	for _, in := range im.list {
-		var objs []profile.ObjectMap
+		var sk strings.Builder
 		for _, c := range in.maps {
-			objs = append(objs, profile.ObjectMap{Path: c.Path, Start: profile.Hex(c.Start), Len: profile.Hex(c.Len), Pgoff: profile.Hex(c.Pgoff)})
+			fmt.Fprintf(&sk, "%s@%x;", c.Path, c.Start)
 		}
-		k := key{in.path, in.bias}
-		b, ok := bins[k]
+		objs, ok := biases[sk.String()]
 		if !ok {
-			b, _ = profile.OpenBinary(in.path, in.bias) // unreadable: its pcs stay unnamed
-			bins[k] = b
-		}
-		if b != nil && len(objs) > 0 {
-			var sk strings.Builder
-			for _, o := range objs {
-				fmt.Fprintf(&sk, "%s@%x;", o.Path, o.Start)
+			for _, c := range in.maps {
+				if slices.ContainsFunc(objs, func(o profile.LoadedObject) bool { return o.Path == c.Path }) {
+					continue
+				}
+				if bias, ok := objectBias(c.Path, unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}); ok {
+					objs = append(objs, profile.LoadedObject{Path: c.Path, Bias: profile.Hex(bias)})
+				}
 			}
-			sh, ok := shared[sk.String()]
-			if !ok {
-				sh = openObjects(objs)
-				shared[sk.String()] = sh
-			}
-			c := *b
-			c.Shared = sh
-			b = &c
+			biases[sk.String()] = objs
 		}
-		out = append(out, profile.Image{Bin: b, Pid: uint32(in.pid), Comm: in.comm})
+		out = append(out, profile.ProcessImage{Pid: uint32(in.pid), Comm: in.comm, Program: in.path, Bias: profile.Hex(in.bias), Objects: objs})
 	}
 	return out
+}
+
+// threadLog follows the guest's threads for the recording: the SPE unit's
+// CONTEXTIDR_EL1 is the running thread's id, as Linux with
+// CONFIG_PID_IN_CONTEXTIDR writes it at each context switch (so each
+// record's CONTEXT packet names its thread, and perf's SPE decoder
+// attributes the sample to it); each thread's creation and exit times go
+// into perf.data as the FORK and EXIT records Linux writes for the
+// threads of a task perf follows.
+type threadLog struct {
+	m       *cpu.Machine
+	threads []profile.Thread
+}
+
+func logThreads(p *linux.Process, u *spe.Unit) *threadLog {
+	l := &threadLog{m: p.Machine}
+	followContext(p.System(), u)
+	p.AddThreadHook(func(e linux.ThreadEvent) {
+		switch e.Kind {
+		case linux.ThreadCreated:
+			l.threads = append(l.threads, profile.Thread{Tid: uint32(e.Tid), Parent: uint32(e.Prev), Start: l.now()})
+		case linux.ThreadGone:
+			for i := range l.threads {
+				if l.threads[i].Tid == uint32(e.Tid) {
+					l.threads[i].End = l.now()
+				}
+			}
+		}
+	})
+	return l
+}
+
+func (l *threadLog) now() uint64 { return l.m.Timing.Nanos(l.m.Timing.Cycle()) }
+
+func (l *threadLog) list() []profile.Thread {
+	if l == nil {
+		return nil
+	}
+	return l.threads
 }

@@ -1,0 +1,292 @@
+package linux
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"simrun/sim/cpu"
+)
+
+// Several CPUs (Config.CPUs > 1, simrun run --cpus N).
+//
+// The guest sees N CPUs, numbered 0 to N-1: sched_getaffinity reports
+// them, getcpu names the running thread's, sched_setaffinity restricts a
+// thread to some of them (a mask naming none that exists is EINVAL, as
+// on Linux). The simulator still runs one thread at a time on the host;
+// what N changes is which simulated core each thread's time goes to, and
+// so which thread runs next.
+//
+// Placement: the thread with tid 1000+i (the i-th made, counting every
+// process's threads, the main one first) starts on core i mod N, or if
+// its affinity (inherited from its creator) leaves that core out, on the
+// next core the mask allows, wrapping. A thread stays on its core until
+// sched_setaffinity leaves the core out; then it moves the same way.
+//
+// Time: each core has its own clock. A thread runs on its core's clock,
+// which it carries on while it runs (the process's virtual clock,
+// Process.clockOff, is set to it at every switch); when it stops, the
+// core's clock is where it left it. A thread never starts earlier than
+// it last stopped (or was created): its core's clock jumps forward to
+// that time if it is behind (the core was idle). With the timing model
+// on, every core is a model core of its own (timing.NewCores) and the
+// running thread's machine is timed on its core's model (the timing
+// model's OnCore), so a core's clock is its own cycles; without it, a
+// core's clock counts the instructions its threads retired, 1 ns each.
+//
+// Scheduling: at every scheduling point (the quantum, a blocking call,
+// sched_yield, an exit) the next thread is the runnable one that can
+// start earliest: the later of its core's clock and the time it last
+// stopped. A tie goes to the first in tid order after the thread that
+// ran last (round robin, as with one CPU), so threads sharing a core
+// take turns and cores take turns by virtual time, each for at most a
+// quantum: the interleaving follows the cores' clocks in bounded steps,
+// and it is decided by retired instructions and the timing model alone,
+// so runs are repeatable. (--sched random picks any runnable thread, as
+// with one CPU.) The threads' clocks may differ by up to a quantum's
+// time: a thread reading the clock just after another thread on a core
+// that is behind may see a smaller value, never one smaller than its
+// own last reading.
+//
+// With one CPU none of this runs: the scheduler and the clock are the
+// ones described in thread.go and system.go.
+
+// MaxCPUs bounds Config.CPUs: the affinity masks are one 64-bit word
+// (and the timing model's coherence directory tracks 64 cores).
+const MaxCPUs = 64
+
+// cpuMask is the mask of CPUs 0 to n-1.
+func cpuMask(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<max(n, 1) - 1
+}
+
+// onCore is implemented by a timing model of several cores
+// (timing.Model): the timer of core i.
+type onCore interface {
+	OnCore(i int) cpu.Timer
+}
+
+// nextAllowed is core c if mask allows it, else the next core it
+// allows, wrapping (mask is not 0).
+func (s *System) nextAllowed(c int, mask uint64) int {
+	for i := 0; i < s.cpus; i++ {
+		if k := (c + i) % s.cpus; mask&(1<<k) != 0 {
+			return k
+		}
+	}
+	return 0
+}
+
+// placeNew places t, a new thread or process's thread made by p's
+// running thread: its affinity is the creator's, its core as the
+// placement rule says, and it starts no earlier than now.
+func (s *System) placeNew(p *Process, t *thread) {
+	t.affinity = p.cur.affinity
+	if s.cpus <= 1 {
+		return
+	}
+	t.core = s.nextAllowed(int((t.tid-guestPID)%uint64(s.cpus)), t.affinity)
+	t.readyAt, t.wasRunnable = p.monoNow(), true
+}
+
+// setAffinity gives t, a thread of p, the CPU mask mask (not 0, of CPUs
+// that exist); a thread whose core it leaves out moves to the next one
+// it allows, the running thread at the next scheduling point, which is
+// now.
+func (s *System) setAffinity(p *Process, t *thread, mask uint64) {
+	t.affinity = mask
+	if mask&(1<<t.core) != 0 {
+		return
+	}
+	t.core = s.nextAllowed(t.core, mask)
+	if t == p.cur {
+		s.coreNow[t.core] = max(s.coreNow[t.core], p.monoNow())
+		p.resched = true
+	}
+}
+
+// leaveCore records, before a scheduling decision, where the running
+// thread's core's clock is (the time the thread stopped) and how much of
+// its quantum it has used: a thread whose quantum is over, or that
+// stopped, lets the core go to its other threads.
+func (s *System) leaveCore() {
+	p := s.cur
+	t := p.cur
+	if t == nil {
+		return
+	}
+	now := p.monoNow()
+	k := t.core
+	s.coreNow[k] = max(s.coreNow[k], now)
+	t.readyAt = max(t.readyAt, now)
+	if s.coreThr[k] == t {
+		s.coreUsed[k] += p.Insns - s.stepStart
+		s.stepStart = p.Insns
+		if s.coreUsed[k] >= p.quantum || t.state != threadRunnable || p.ended {
+			s.coreThr[k] = nil
+		}
+	}
+}
+
+// DefaultCoreStep is Config.CoreStep's default: the most instructions a
+// thread runs, with several CPUs, before the scheduler looks for a core
+// whose clock is behind. The cores advance in steps this long (a thread
+// keeps its core for its quantum, Config.Quantum, over many steps).
+// Cache lines bounce between cores at most once a step, so a shorter
+// step shows contention more faithfully and costs more scheduling: the
+// false-sharing pair (programs/threads/src/falseshare.c) costs 1.2 to
+// 1.7 times the padded one's cycles at steps of 32 and 50 (where a step
+// ends within the loop moves the figure), 1.25 at 100.
+const DefaultCoreStep = 50
+
+// MinCoreStep bounds Config.CoreStep from below. A switch between
+// threads clears arm64's exclusive monitor (as Linux's exception return
+// does), so a load-exclusive/store-exclusive loop longer than a step
+// would fail for ever; Arm guarantees such loops' forward progress only
+// when they are short (within 128 bytes of code, 32 instructions), and
+// a step at least that long lets every retry of one succeed.
+const MinCoreStep = 32
+
+// coreSlice is how many instructions t, starting a step, runs: a step,
+// or what is left of its quantum if less.
+func (s *System) coreSlice(t *thread) uint64 {
+	q := s.first.quantum
+	if s.coreThr[t.core] == t {
+		q -= min(q, s.coreUsed[t.core])
+	}
+	step := uint64(s.first.Cfg.CoreStep)
+	if step == 0 {
+		step = DefaultCoreStep
+	}
+	step = max(step, MinCoreStep)
+	return max(min(q, step), 1)
+}
+
+// noteWakes makes the threads that became runnable since the last
+// scheduling decision start no earlier than now, the time it was
+// noticed (a waker's, or the time an idle system jumped to), and
+// remembers which threads are runnable.
+func (s *System) noteWakes(now uint64) {
+	for _, q := range s.procs {
+		if q.ended {
+			continue
+		}
+		for _, t := range q.threads {
+			run := t.state == threadRunnable
+			if run && !t.wasRunnable {
+				t.readyAt = max(t.readyAt, now)
+			}
+			t.wasRunnable = run
+		}
+	}
+}
+
+// startAt is when t can start: the later of its core's clock and the time
+// it last stopped.
+func (s *System) startAt(t *thread) uint64 { return max(s.coreNow[t.core], t.readyAt) }
+
+// enterCore makes q's machine run t on t's core: the machine's timer is
+// that core's model (with the timing model on), and the clock is where
+// t starts.
+func (s *System) enterCore(q *Process, t *thread) {
+	if mc, ok := q.Machine.Timing.(onCore); ok {
+		q.Machine.Timing = mc.OnCore(t.core)
+	}
+	start := s.startAt(t)
+	s.coreNow[t.core] = start
+	q.clockOff = start - q.VirtualNanos() // (modulo 2^64: VirtualNanos may be larger)
+	if s.coreThr[t.core] != t {
+		s.coreThr[t.core], s.coreUsed[t.core] = t, 0
+	}
+	if last := s.coreLast[t.core]; last != t {
+		if last != nil {
+			q.switches++ // a context switch on that CPU
+		}
+		s.coreLast[t.core] = t
+	}
+	s.stepStart = q.Insns
+}
+
+// nextOnCores is nextRunnable with several CPUs: of the runnable
+// threads (on a core whose thread's quantum goes on, only that one), the
+// one that can start earliest, ties to the first in tid order after the
+// running one.
+func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
+	if p := s.cur; !p.ended && p.locked != nil && p.locked.state == threadRunnable {
+		return p, p.locked // a debugger's scheduler locking (LockScheduler), as with one CPU
+	}
+	// a core whose thread's quantum goes on runs only that thread
+	held := s.held
+	clear(held)
+	for _, c := range ready {
+		held[c.t.core] = held[c.t.core] || s.coreThr[c.t.core] == c.t
+	}
+	// the earliest start among the eligible, and of those the first in
+	// tid order after the running thread (ready is in tid order), else
+	// the first
+	cur := s.cur.cur.tid
+	var first, after *cand
+	var best uint64
+	for i := range ready {
+		c := &ready[i]
+		if held[c.t.core] && s.coreThr[c.t.core] != c.t {
+			continue
+		}
+		at := s.startAt(c.t)
+		if first == nil || at < best {
+			first, after, best = c, nil, at
+		}
+		if at == best && after == nil && c.t.tid > cur {
+			after = c
+		}
+	}
+	if after != nil {
+		return after.p, after.t
+	}
+	return first.p, first.t
+}
+
+// cand is a runnable thread of a live process.
+type cand struct {
+	p *Process
+	t *thread
+}
+
+// CPUs is how many CPUs the run simulates (Config.CPUs).
+func (p *Process) CPUs() int { return p.sys.cpus }
+
+// CoreOf returns the core the thread tid of p runs on (or last ran on),
+// and false when p has no such thread.
+func (p *Process) CoreOf(tid uint64) (int, bool) {
+	i := slices.IndexFunc(p.allThreads, func(t *thread) bool { return t.tid == tid })
+	if i < 0 {
+		return 0, false
+	}
+	return p.allThreads[i].core, true
+}
+
+// cpuList writes a CPU mask as Linux's lists do: ranges and single CPUs,
+// comma-separated ("0-3", "0,2-3").
+func cpuList(mask uint64) string {
+	var parts []string
+	for c := 0; c < 64; {
+		if mask&(1<<c) == 0 {
+			c++
+			continue
+		}
+		e := c
+		for e+1 < 64 && mask&(1<<(e+1)) != 0 {
+			e++
+		}
+		if e == c {
+			parts = append(parts, fmt.Sprint(c))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", c, e))
+		}
+		c = e + 1
+	}
+	return strings.Join(parts, ",")
+}

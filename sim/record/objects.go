@@ -1,0 +1,59 @@
+package record
+
+import (
+	"debug/elf"
+
+	"simrun/sim/linux"
+	"simrun/sim/profile"
+	"simrun/sim/unwind"
+)
+
+// CodeResolver answers a multi-object tracer from the process's mappings.
+func CodeResolver(p *linux.Process) unwind.Resolver {
+	return func(addr uint64) (unwind.Mapped, bool) {
+		c, ok := p.CodeAt(addr)
+		return unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}, ok
+	}
+}
+
+// ObjectMaps lists the executable mappings of the process's other objects.
+func ObjectMaps(p *linux.Process) []profile.ObjectMap {
+	var out []profile.ObjectMap
+	for _, c := range p.CodeMaps() {
+		out = append(out, profile.ObjectMap{Path: c.Path, Start: profile.Hex(c.Start), Len: profile.Hex(c.Len), Pgoff: profile.Hex(c.Pgoff)})
+	}
+	return out
+}
+
+// OpenObjects reads the symbols of each object of maps once (ld.so, libc,
+// ...), with the load bias its first mapping gives; objects that are gone
+// or unreadable are left out (their pcs stay unnamed).
+func OpenObjects(maps []profile.ObjectMap) []*profile.Binary {
+	var out []*profile.Binary
+	seen := map[string]bool{}
+	for _, c := range maps {
+		if seen[c.Path] {
+			continue
+		}
+		seen[c.Path] = true
+		bias, ok := objectBias(c.Path, unwind.Mapped{Start: uint64(c.Start), End: uint64(c.Start + c.Len), Off: uint64(c.Pgoff), Path: c.Path})
+		if !ok {
+			continue
+		}
+		if b, err := profile.OpenBinary(c.Path, bias); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// objectBias is the load bias of the file at path given one of its
+// mappings (false: the file is gone, unreadable or does not map there).
+func objectBias(path string, m unwind.Mapped) (uint64, bool) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	return unwind.LoadBias(f, m)
+}
