@@ -1204,6 +1204,27 @@ func (m *Memory) forkInto(n *Memory, private bool) {
 	m.flushTLB()
 }
 
+// SharedPage names the bytes of a shared mapping's page: equal for
+// every address space that shares them (Fork shares MarkShared pages).
+type SharedPage struct{ data *[PageSize]byte }
+
+// SharedKey returns the shared bytes addr lies in, for keying what
+// processes share there (Linux's shared futexes); ok is false when addr
+// is not in a MarkShared page whose bytes exist yet (none can then be
+// shared with another space).
+func (m *Memory) SharedKey(addr uint64) (SharedPage, bool) {
+	vpn := addr >> PageShift
+	c := m.chunks[vpn>>chunkShift]
+	if c == nil || c.perm[vpn&(chunkPages-1)]&(permMapped|permShared) != permMapped|permShared {
+		return SharedPage{}, false
+	}
+	p := c.pages[vpn&(chunkPages-1)]
+	if p == nil || p.data == nil {
+		return SharedPage{}, false
+	}
+	return SharedPage{p.data}, true
+}
+
 // Empty returns an empty address space on this space's account (a
 // process's new program after execve: SetLimit bounds all together).
 func (m *Memory) Empty() *Memory {

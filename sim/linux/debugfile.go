@@ -51,7 +51,7 @@ func (p *Process) debugOpen(name string) (DebugFile, uint64) {
 		return nil, errno(ENAMETOOLONG)
 	}
 	clean := filepath.Clean(name)
-	if self, ok := p.procSelf(clean); ok && !strings.HasPrefix(clean, "/dev/") {
+	if q, self, ok := p.procDir(clean); ok && q == p && !strings.HasPrefix(clean, "/dev/") {
 		if !debugProc[self] {
 			return nil, errno(ENOENT)
 		}

@@ -84,7 +84,7 @@ func (p *Process) pollable(f *openFile) bool {
 	case kindHost, kindDir, kindPath, kindVirtual, kindVDir, kindNull, kindZero, kindRandom:
 		if f.kind == kindHost {
 			st, e := hostStatFile(f.host)
-			return e == 0 && st.Mode&sIFMT != sIFREG && st.Mode&sIFMT != 0o040000
+			return e == 0 && st.Mode&sIFMT != sIFREG && st.Mode&sIFMT != sIFDIR
 		}
 		return false
 	case kindStdin, kindStdout:

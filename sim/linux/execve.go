@@ -51,7 +51,17 @@ func parseShebang(data []byte) (interp, arg string, ok bool) {
 	return interp, arg, true
 }
 
-// readStrings reads a NULL-terminated array of guest string pointers.
+// execve's bounds on the strings it copies (fs/exec.c): each string at
+// most MAX_ARG_STRLEN bytes with its NUL, and the strings with their
+// pointers at most a quarter of the 8 MiB stack limit.
+const (
+	maxArgStrlen = 32 * 4096
+	maxArgBytes  = 2 << 20
+)
+
+// readStrings reads a NULL-terminated array of guest string pointers:
+// EFAULT for a pointer or string that cannot be read, E2BIG for one
+// string or all of them past execve's bounds.
 func (p *Process) readStrings(addr uint64) ([]string, uint64) {
 	var out []string
 	if addr == 0 {
@@ -66,12 +76,15 @@ func (p *Process) readStrings(addr uint64) ([]string, uint64) {
 		if ptr == 0 {
 			return out, 0
 		}
-		s, err := p.Mem.ReadCString(ptr, 128<<10)
+		s, err := p.Mem.ReadCString(ptr, maxArgStrlen)
 		if err != nil {
-			return nil, errno(EFAULT)
+			if _, fault := err.(cpu.MemFault); fault {
+				return nil, errno(EFAULT)
+			}
+			return nil, errno(E2BIG) // no NUL within MAX_ARG_STRLEN
 		}
-		total += len(s) + 1
-		if total > 2<<20 || len(out) > 1<<17 {
+		total += len(s) + 1 + 8
+		if total > maxArgBytes {
 			return nil, errno(E2BIG)
 		}
 		out = append(out, s)
@@ -179,8 +192,8 @@ func (p *Process) execve(dirfd, pathAddr, argvAddr, envAddr, flags uint64) uint6
 	if e == 0 {
 		host = p.usrMerged(guest, host)
 	}
-	if self, ok := p.procSelf(filepath.Clean(guest)); ok && self == "/exe" && guest[0] == '/' {
-		host, e = p.exe, 0 // the program itself, not simrun
+	if q, self, ok := p.procDir(filepath.Clean(guest)); ok && q != nil && !q.ended && self == "/exe" && guest[0] == '/' {
+		host, e = q.exe, 0 // the program itself, not simrun
 	}
 	if e != 0 {
 		return e

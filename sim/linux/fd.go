@@ -47,6 +47,7 @@ type openFile struct {
 	eof       bool            // kindStdin: the host stream failed or ended
 	data      []byte          // kindVirtual; kindVDir: its records
 	list      func() []dirent // kindVDir: lists the entries (again at each rewind)
+	perm      uint64          // kindVDir: its permission bits (0: 0555)
 	off       int64           // kindVirtual, kindDir (entries handed out)
 	dir       []byte          // kindDir: host dirent64 records not yet handed out
 	pipe      *pipe
@@ -125,7 +126,15 @@ func (p *Process) closeFD(fd uint64) uint64 {
 		return e
 	}
 	p.fds[fd] = nil
+	if len(p.sys.locks) == 0 {
+		f.release()
+		return 0
+	}
+	key, lockable := recordLockKey(f) // before release closes the host file
 	f.release()
+	if lockable {
+		p.closedLocks(key, f)
+	}
 	return 0
 }
 

@@ -108,23 +108,13 @@ func (pp *pipe) drop(acc uint64) {
 	}
 }
 
-// S_IFMT types mknod makes.
-const (
-	sIFMT  = syscall.S_IFMT
-	sIFIFO = syscall.S_IFIFO
-	sIFREG = syscall.S_IFREG
-	sIFCHR = syscall.S_IFCHR
-	sIFBLK = syscall.S_IFBLK
-	sIFSOK = syscall.S_IFSOCK
-)
-
 // mknodat makes a FIFO, an empty regular file or a socket node on the
 // host, with the guest's umask. Device nodes give EPERM: simrun does not
 // make them on the host (as Linux answers a caller without CAP_MKNOD).
 func sysMknodat(p *Process, a [6]uint64) uint64 {
 	mode := a[2]
 	switch mode & sIFMT {
-	case 0, sIFREG, sIFIFO, sIFSOK:
+	case 0, sIFREG, sIFIFO, sIFSOCK:
 	case sIFCHR, sIFBLK:
 		return errno(EPERM)
 	default:

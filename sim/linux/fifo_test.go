@@ -18,10 +18,10 @@ func TestFIFO(t *testing.T) {
 		t.Run(arch, func(t *testing.T) {
 			p, buf := testProcess(t, arch)
 			path := putString(t, p, buf, filepath.Join(t.TempDir(), "f"))
-			require.Equal(t, uint64(0), call(t, p, "mknodat", atFDCWD, path, syscall.S_IFIFO|0o644, 0))
-			require.Equal(t, errno(EEXIST), call(t, p, "mknodat", atFDCWD, path, syscall.S_IFIFO|0o644, 0))
-			require.Equal(t, errno(EPERM), call(t, p, "mknodat", atFDCWD, path, syscall.S_IFCHR|0o644, 1<<8|3))
-			require.Equal(t, errno(EINVAL), call(t, p, "mknodat", atFDCWD, path, 0o170000, 0))
+			require.Equal(t, uint64(0), call(t, p, "mknodat", atFDCWD, path, sIFIFO|0o644, 0))
+			require.Equal(t, errno(EEXIST), call(t, p, "mknodat", atFDCWD, path, sIFIFO|0o644, 0))
+			require.Equal(t, errno(EPERM), call(t, p, "mknodat", atFDCWD, path, sIFCHR|0o644, 1<<8|3))
+			require.Equal(t, errno(EINVAL), call(t, p, "mknodat", atFDCWD, path, sIFMT, 0))
 			open := func(flags uint64) uint64 { return call(t, p, "openat", atFDCWD, path, flags) }
 			require.Equal(t, errno(ENXIO), open(oWronly|oNonblock), "no reader")
 			r := open(oRdonly | oNonblock)
@@ -46,4 +46,12 @@ func TestFIFO(t *testing.T) {
 			require.Empty(t, p.sys.fifos)
 		})
 	}
+}
+
+// TestFileTypesAreTheHosts: the guest's file-type values (fs.go) are the
+// host's, which guestStat and mknodat pass through unchanged.
+func TestFileTypesAreTheHosts(t *testing.T) {
+	require.Equal(t,
+		[]uint64{syscall.S_IFMT, syscall.S_IFSOCK, syscall.S_IFLNK, syscall.S_IFREG, syscall.S_IFBLK, syscall.S_IFDIR, syscall.S_IFCHR, syscall.S_IFIFO},
+		[]uint64{sIFMT, sIFSOCK, sIFLNK, sIFREG, sIFBLK, sIFDIR, sIFCHR, sIFIFO})
 }

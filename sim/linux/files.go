@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"cmp"
 	"encoding/binary"
 	"io"
 	"os"
@@ -304,7 +305,7 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	if flags&oTmpfile == oTmpfile {
 		return errno(ENOTSUP)
 	}
-	if f, e, ok := p.openSpecial(path, flags); ok {
+	if f, e, ok := p.openSpecial(p.specialPath(a[0], path), flags); ok {
 		if e != 0 {
 			return e
 		}
@@ -321,10 +322,10 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	var st Stat
 	if nofollow || wantDir || flags&oPath != 0 {
 		st, e = hostStatPath(host, !nofollow)
-		if e == 0 && st.Mode&syscall.S_IFMT == syscall.S_IFLNK && flags&oPath == 0 {
+		if e == 0 && st.Mode&sIFMT == sIFLNK && flags&oPath == 0 {
 			return errno(ELOOP)
 		}
-		if e == 0 && wantDir && st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		if e == 0 && wantDir && st.Mode&sIFMT != sIFDIR {
 			return errno(ENOTDIR)
 		}
 		if e != 0 && (flags&oCreat == 0 || wantDir) {
@@ -336,10 +337,10 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	}
 	if flags&oCreat == 0 || flags&oExcl == 0 {
 		s, e := hostStatPath(host, true)
-		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+		if e == 0 && s.Mode&sIFMT == sIFIFO {
 			return p.openFIFO(host, s, flags, archOnly)
 		}
-		if e == 0 && s.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		if e == 0 && s.Mode&sIFMT == sIFDIR {
 			if flags&oAccmode != oRdonly || flags&oCreat != 0 {
 				return errno(EISDIR)
 			}
@@ -451,16 +452,16 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 		return p.stdStat(f), 0
 	case kindNull, kindZero, kindRandom:
 		dev := map[fileKind]uint64{kindNull: 3, kindZero: 5, kindRandom: 9}[f.kind]
-		return Stat{Dev: 5, Ino: dev, Mode: syscall.S_IFCHR | 0o666, Nlink: 1, Rdev: 1<<8 | dev, Blksize: 4096}, 0
+		return Stat{Dev: 5, Ino: dev, Mode: sIFCHR | 0o666, Nlink: 1, Rdev: 1<<8 | dev, Blksize: 4096}, 0
 	case kindVirtual:
-		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFREG | 0o444, Nlink: 1, Blksize: 1024}, 0
+		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: sIFREG | 0o444, Nlink: 1, Blksize: 1024}, 0
 	case kindPipe:
 		if f.path != "" { // a FIFO: its node's stat
 			return hostStatPath(f.path, true)
 		}
-		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: syscall.S_IFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
+		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: sIFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
-		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: syscall.S_IFDIR | 0o555, Nlink: 2, Blksize: 1024}, 0
+		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: sIFDIR | cmp.Or(f.perm, 0o555), Nlink: 2, Blksize: 1024}, 0
 	case kindTimerFD, kindEpoll, kindEventFD, kindSignalFD: // an anonymous inode: mode 0600 and no file type
 		return Stat{Dev: 14, Ino: 0x3000, Mode: 0o600, Nlink: 1, Blksize: 4096}, 0
 	}
@@ -470,18 +471,23 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 // stdStat describes a standard stream: the host file's own stat when it
 // is one (as qemu-user passes fstat through), else a pipe.
 func (p *Process) stdStat(f *openFile) Stat {
+	if hf := stdHostFile(f); hf != nil {
+		if st, e := hostStatFile(hf); e == 0 {
+			return st
+		}
+	}
+	return Stat{Dev: 12, Ino: uint64(f.std) + 1, Nlink: 1, Mode: sIFIFO | 0o600, Blksize: 4096}
+}
+
+// stdHostFile is the host file behind a standard stream, or nil.
+func stdHostFile(f *openFile) *os.File {
 	var hf *os.File
 	if f.kind == kindStdin {
 		hf, _ = f.r.(*os.File)
 	} else {
 		hf, _ = f.w.(*os.File)
 	}
-	if hf != nil {
-		if st, e := hostStatFile(hf); e == 0 {
-			return st
-		}
-	}
-	return Stat{Dev: 12, Ino: uint64(f.std) + 1, Nlink: 1, Mode: syscall.S_IFIFO | 0o600, Blksize: 4096}
+	return hf
 }
 
 func (p *Process) putStat(st Stat, addr uint64) uint64 {
@@ -523,9 +529,12 @@ func (p *Process) statAt(dirfd, pathAddr, flags uint64) (Stat, uint64) {
 		}
 		return p.statOf(f)
 	}
-	if target, ok := p.procLink(path); ok && flags&atSymlinkNofollow != 0 {
-		// The links of /proc/self (exe, cwd, root, fd/N) are links.
-		return Stat{Dev: 4, Ino: 0x3000 + uint64(len(path)), Mode: syscall.S_IFLNK | 0o777, Nlink: 1, Size: uint64(len(target)), Blksize: 1024}, 0
+	if special := p.specialPath(dirfd, path); true {
+		if _, ok := p.procLink(special); ok && flags&atSymlinkNofollow != 0 {
+			// The links of /proc/self (exe, cwd, root, fd/N) are links.
+			return p.procLinkStat(special), 0
+		}
+		path = special
 	}
 	if f, e, ok := p.openSpecial(path, oRdonly); ok {
 		if e != 0 {
@@ -608,7 +617,7 @@ const statxBtime = 0x800 // STATX_BTIME
 // simrun's virtual files have none.
 func (p *Process) birthTime(dirfd, pathAddr, flags uint64) (int64, uint32, bool) {
 	path, e := p.readPath(pathAddr)
-	if e != 0 || p.isVirtualPath(path) {
+	if e != 0 || p.isVirtualPath(p.specialPath(dirfd, path)) {
 		return 0, 0, false
 	}
 	var host string
@@ -709,9 +718,9 @@ func sysReadlinkat(p *Process, a [6]uint64) uint64 {
 		return errno(EINVAL)
 	}
 	var target string
-	if t, ok := p.procLink(path); ok {
+	if t, ok := p.procLink(p.specialPath(a[0], path)); ok {
 		target = t
-	} else if f, e, ok := p.openSpecial(path, oRdonly); ok {
+	} else if f, e, ok := p.openSpecial(p.specialPath(a[0], path), oRdonly); ok {
 		// A virtual file or directory: not a link.
 		if f != nil && f.refs == 0 {
 			f.refs++
@@ -759,7 +768,7 @@ func sysFaccessat2(p *Process, a [6]uint64) uint64 {
 	if mode&^7 != 0 {
 		return errno(EINVAL)
 	}
-	if f, e, ok := p.openSpecial(path, oRdonly); ok {
+	if f, e, ok := p.openSpecial(p.specialPath(a[0], path), oRdonly); ok {
 		if f != nil && f.refs == 0 {
 			f.refs++
 			f.release()
@@ -876,21 +885,10 @@ func sysFcntl(p *Process, a [6]uint64) uint64 {
 			syscall.Syscall(syscall.SYS_FCNTL, f.host.Fd(), syscall.F_SETFL, uintptr(hostFlags))
 		}
 		return 0
-	case fGetlk, fOfdGetlk:
-		// Nothing else holds a lock: l_type becomes F_UNLCK (2).
-		if f.kind == kindPath {
-			return errno(EBADF)
-		}
-		if !p.writeGuest(a[2], binary.BigEndian.AppendUint16(nil, 0)) {
-			return errno(EFAULT)
-		}
-		return p.putLockType(a[2])
-	case fSetlk, fSetlkw, fOfdSetlk, fOfdSetlkw:
-		// One process, so every lock is granted at once.
-		if _, ok := p.readGuest(a[2], 32); !ok {
-			return errno(EFAULT)
-		}
-		return 0
+	case fGetlk, fSetlk, fSetlkw:
+		return p.fcntlLock(f, a[1], a[2], false) // reclock.go
+	case fOfdGetlk, fOfdSetlk, fOfdSetlkw:
+		return p.fcntlLock(f, a[1], a[2], true)
 	case fSetown, fGetown:
 		return 0
 	case fGetpipeSz:
@@ -907,17 +905,6 @@ func sysFcntl(p *Process, a [6]uint64) uint64 {
 		return errno(EINVAL)
 	}
 	return errno(EINVAL)
-}
-
-// putLockType sets struct flock's l_type (its first field, a short) to
-// F_UNLCK.
-func (p *Process) putLockType(addr uint64) uint64 {
-	b := make([]byte, 2)
-	p.order().PutUint16(b, 2)
-	if !p.writeGuest(addr, b) {
-		return errno(EFAULT)
-	}
-	return 0
 }
 
 // Terminal ioctls.
@@ -1022,6 +1009,20 @@ func sysChdir(p *Process, a [6]uint64) uint64 {
 	if e != 0 {
 		return e
 	}
+	if f, e, ok := p.openSpecial(p.specialPath(atFDCWD, path), oRdonly); ok {
+		if f != nil && f.refs == 0 {
+			f.refs++
+			f.release()
+		}
+		switch {
+		case e != 0:
+			return e
+		case f.kind != kindVDir:
+			return errno(ENOTDIR)
+		}
+		p.cwd = f.path // a virtual directory: /proc/1000, say
+		return 0
+	}
 	host, e := p.resolve(atFDCWD, path, true)
 	if e != 0 {
 		return e
@@ -1034,7 +1035,7 @@ func (p *Process) chdir(host string) uint64 {
 	if e != 0 {
 		return e
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+	if st.Mode&sIFMT != sIFDIR {
 		return errno(ENOTDIR)
 	}
 	if err := syscall.Access(host, 1); err != nil {
@@ -1051,6 +1052,10 @@ func sysFchdir(p *Process, a [6]uint64) uint64 {
 	f, e := p.file(a[0])
 	if e != 0 {
 		return e
+	}
+	if f.kind == kindVDir {
+		p.cwd = f.path
+		return 0
 	}
 	if f.kind != kindDir && f.kind != kindPath {
 		return errno(ENOTDIR)
@@ -1295,7 +1300,7 @@ func sysUtimensat(p *Process, a [6]uint64) uint64 {
 			}
 		}
 	}
-	if a[3]&atSymlinkNofollow != 0 && st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+	if a[3]&atSymlinkNofollow != 0 && st.Mode&sIFMT == sIFLNK {
 		return 0 // the link's own times: not offered by the std lib; left as they are
 	}
 	return hostResult(os.Chtimes(host, times[0], times[1]))

@@ -56,6 +56,7 @@ const (
 	EPIPE        = 32
 	ERANGE       = 34
 	EDEADLK      = 35
+	EOVERFLOW    = 75
 	ENAMETOOLONG = 36
 	ENOSYS       = 38
 	ELOOP        = 40
@@ -141,7 +142,7 @@ func (p *Process) resolve(dirfd uint64, path string, follow bool) (string, uint6
 		if e != 0 {
 			return "", e
 		}
-		if f.kind != kindDir && !(f.kind == kindPath && isDir(f.path)) {
+		if f.kind != kindDir && f.kind != kindVDir && !(f.kind == kindPath && isDir(f.path)) {
 			return "", errno(ENOTDIR)
 		}
 		base = f.path
@@ -241,6 +242,21 @@ func trailingSlash(path string) string {
 	}
 	return ""
 }
+
+// File types: the S_IFMT field of st_mode (include/uapi/linux/stat.h).
+// Every Linux architecture, the host's included, has these values, so a
+// host stat's mode passes to the guest unchanged (guestStat) and a
+// guest's mknod mode to the host.
+const (
+	sIFMT   = 0o170000
+	sIFSOCK = 0o140000
+	sIFLNK  = 0o120000
+	sIFREG  = 0o100000
+	sIFBLK  = 0o060000
+	sIFDIR  = 0o040000
+	sIFCHR  = 0o020000
+	sIFIFO  = 0o010000
+)
 
 // guestStat converts a host stat.
 func guestStat(hs *syscall.Stat_t) Stat {

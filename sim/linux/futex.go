@@ -1,12 +1,17 @@
 package linux
 
-import "math"
+import (
+	"math"
+
+	"simrun/sim/cpu"
+)
 
 // futex(2) between the process's threads (Linux's kernel/futex): a
 // waiter blocks its thread until a wake, its timeout on the virtual
-// clock, or a signal (EINTR). Every futex is the process's own, so
-// private (FUTEX_PRIVATE_FLAG) and shared futexes are keyed alike, by
-// address. Waiters wake in the order they began to wait, as Linux's
+// clock, or a signal (EINTR). Within a process private
+// (FUTEX_PRIVATE_FLAG) and shared futexes are keyed alike, by address;
+// a shared FUTEX_WAKE also wakes other processes' waiters on the same
+// word of a MAP_SHARED page (sharedFutexWake). Waiters wake in the order they began to wait, as Linux's
 // plist does for threads of one priority.
 
 // futex operations and flags (include/uapi/linux/futex.h).
@@ -66,7 +71,11 @@ func sysFutex(p *Process, a [6]uint64) uint64 {
 		if r := p.futexKey(uaddr, private); r != 0 {
 			return r
 		}
-		return p.futexWake(uaddr, int32(val), bitset)
+		woke := p.futexWake(uaddr, int32(val), bitset)
+		if !private && p.sys.multi() && int64(woke) < int64(int32(val)) {
+			woke += p.sharedFutexWake(uaddr, int32(val)-int32(woke), bitset)
+		}
+		return woke
 	case futexRequeue, futexCmpRequeue:
 		return p.futexRequeue(uaddr, uaddr2, int32(val), int32(uint32(utime)), val3, cmd == futexCmpRequeue, private)
 	case futexWakeOp:
@@ -193,6 +202,37 @@ func (p *Process) futexWake(addr uint64, n int32, bitset uint32) uint64 {
 		woke++
 		if int64(woke) >= int64(n) {
 			break
+		}
+	}
+	return woke
+}
+
+// sharedFutexWake wakes up to n waiters of other processes on the futex
+// word at addr when it lies in a shared mapping they share with p (a
+// process-shared semaphore, mutex or condition variable in a MAP_SHARED
+// page), as Linux keys a shared futex by the page, not the address
+// space; in pid order, each process's in the order they began to wait.
+func (p *Process) sharedFutexWake(addr uint64, n int32, bitset uint32) uint64 {
+	key, ok := p.Mem.SharedKey(addr)
+	if !ok {
+		return 0
+	}
+	var woke uint64
+	for _, q := range p.sys.procs {
+		if q == p || q.ended || q.Mem == p.Mem {
+			continue // p's own (and a vfork child's, on p's memory) are woken
+		}
+		for _, t := range q.threads {
+			if t.state != threadFutex || t.pi || t.bitset&bitset == 0 || t.futex&cpu.PageMask != addr&cpu.PageMask {
+				continue
+			}
+			if k, ok := q.Mem.SharedKey(t.futex); !ok || k != key {
+				continue
+			}
+			q.wakeThread(t, 0)
+			if woke++; int64(woke) >= int64(n) {
+				return woke
+			}
 		}
 	}
 	return woke

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +22,9 @@ import (
 // The process keeps its pid, parent and descriptors inside the run; its
 // program runs natively, is not simulated (no instructions, no profile),
 // and its timing is the host's, so a run with host programs is not
-// deterministic. --root and --read-only confine the guest, so under them
+// deterministic. While one runs, an idle guest's clock moves no faster
+// than the host's (System.schedule): a guest sleeping 2 s is still asleep
+// when a 0.3 s host sleep ends, as under qemu-user. --root and --read-only confine the guest, so under them
 // a host program is as absent (ENOENT), as it was before this existed.
 //
 // The child's descriptors are the process's, each mapped once:
@@ -43,6 +46,34 @@ type hostRun struct {
 	pidfd   int // -1 when pidfd_open is missing: waits poll the pid
 	bridges []*bridge
 	exit    *cpu.Exit // once the program ended
+	done    bool      // end has run: the run no longer counts it
+}
+
+// startHost counts h, the host run p now is, among the system's host
+// runs (System.hosts); hostRun.end is the one place that stops counting it.
+func (s *System) startHost(p *Process, h *hostRun) {
+	p.hostRun = h
+	s.hosts++
+}
+
+// end lets go of what simrun holds for the host run (its bridges, its
+// pidfd) and stops counting it among the system's host runs. It is the
+// one place a host run ends, whoever ends it (its program's exit seen by
+// pumpHost, or killHosts), and does nothing the second time.
+func (h *hostRun) end(s *System) {
+	if h.done {
+		return
+	}
+	h.done = true
+	for _, b := range h.bridges {
+		b.close()
+	}
+	h.bridges = nil
+	if h.pidfd >= 0 {
+		syscall.Close(h.pidfd)
+		h.pidfd = -1
+	}
+	s.hosts--
 }
 
 // bridge moves bytes one way between a host pipe end (fd, non-blocking)
@@ -109,7 +140,7 @@ func (p *Process) execHost(path string, argv, env []string) uint64 {
 	if err != nil {
 		pidfd = -1
 	}
-	p.hostRun = &hostRun{path: path, pid: pid, pidfd: pidfd, bridges: bridges}
+	p.sys.startHost(p, &hostRun{path: path, pid: pid, pidfd: pidfd, bridges: bridges})
 	p.exe = path
 	// The guest address space goes (to the vfork parent it is shared
 	// with, if any): its end later has nothing left to free.
@@ -122,7 +153,6 @@ func (p *Process) execHost(path string, argv, env []string) uint64 {
 	}
 	p.wakeVforkParent()
 	p.noResult = true
-	p.sys.hosts++
 	p.sys.processEvent(p, ThreadEvent{Kind: HostExeced, Tid: p.pid, Prev: caller})
 	p.sys.reschedule(p)
 	return 0
@@ -340,27 +370,30 @@ func (h *hostRun) pollFDs(out []unix.PollFd) []unix.PollFd {
 	return out
 }
 
+// hostWait is the longest pumpHost waits for a host event.
+const hostWait = 100 * time.Millisecond
+
 // pumpHost serves every host program: it moves the bytes their bridges
-// can take and ends the processes whose programs exited. With wait, and
-// nothing to do at once, it first waits for a host event (at most
-// 100 ms). It reports whether anything changed.
-func (s *System) pumpHost(wait bool) bool {
+// can take and ends the processes whose programs exited. With a wait,
+// it first waits that long at most (in whole milliseconds) for a host
+// event. It reports whether anything changed.
+func (s *System) pumpHost(wait time.Duration) bool {
 	if s.hosts == 0 {
 		return false
 	}
-	if wait {
+	if ms := int(wait / time.Millisecond); ms > 0 {
 		var fds []unix.PollFd
 		for _, p := range s.procs {
-			if p.hostRun != nil && !p.ended {
-				fds = p.hostRun.pollFDs(fds)
+			if h := p.hostRun; h != nil && !h.done {
+				fds = h.pollFDs(fds)
 			}
 		}
-		unix.Poll(fds, 100)
+		unix.Poll(fds, ms)
 	}
 	changed := false
-	for _, p := range s.procs {
+	for _, p := range slices.Clone(s.procs) { // s.ended may reap one
 		h := p.hostRun
-		if h == nil || p.ended {
+		if h == nil || h.done || p.ended {
 			continue
 		}
 		for _, b := range h.bridges {
@@ -390,11 +423,7 @@ func (s *System) pumpHost(wait bool) bool {
 		if slices.ContainsFunc(h.bridges, func(b *bridge) bool { return b.fd >= 0 }) {
 			continue
 		}
-		if h.pidfd >= 0 {
-			syscall.Close(h.pidfd)
-			h.pidfd = -1
-		}
-		s.hosts--
+		h.end(s)
 		s.ended(p, h.exit)
 		changed = true
 	}
@@ -413,29 +442,25 @@ func (p *Process) HostProgram() string {
 	return p.hostRun.path
 }
 
-// killHosts ends every host program still running (the run ends) and
-// waits for it, so that none outlives simrun.
+// killHosts ends every host program still running (the run ends or
+// stops) and waits for it, so that none outlives simrun; its process
+// ends as killed by SIGKILL, so a run that goes on after a stop has
+// nothing left waiting for it.
 func (s *System) killHosts() {
-	for _, p := range s.procs {
+	for _, p := range slices.Clone(s.procs) {
 		h := p.hostRun
-		if h == nil || p.ended {
+		if h == nil || h.done || p.ended {
 			continue
 		}
 		if h.exit == nil {
 			syscall.Kill(h.pid, syscall.SIGKILL)
 			var ws syscall.WaitStatus
 			syscall.Wait4(h.pid, &ws, 0, nil)
-			h.exit = &cpu.Exit{Status: 128 + cpu.SIGKILL}
+			h.exit = &cpu.Exit{Status: 128 + cpu.SIGKILL, Fault: &cpu.Fault{Arch: "host", Kind: cpu.FaultSignal, Sig: cpu.SIGKILL,
+				Retired: true, Err: fmt.Errorf("the host program %s was killed: the run ended", h.path)}}
 		}
-		for _, b := range h.bridges {
-			b.close()
-		}
-		if h.pidfd >= 0 {
-			syscall.Close(h.pidfd)
-			h.pidfd = -1
-		}
-		s.hosts--
-		p.hostRun.bridges = nil
+		h.end(s)
+		s.ended(p, h.exit)
 	}
 }
 

@@ -43,56 +43,73 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 		}
 		return of, 0, true
 	}
-	self, isSelf := p.procSelf(clean)
-	if !isSelf {
+	q, self, isProc := p.procDir(clean)
+	if !isProc {
 		switch clean {
 		case "/proc/cpuinfo":
 			return p.virtual(clean, flags, p.cpuinfo())
-		case "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/mounts", "/proc/sys/kernel/osrelease":
+		case "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/mounts", "/proc/sys/kernel/osrelease",
+			"/proc/uptime", "/proc/loadavg":
 			return p.virtual(clean, flags, p.procMisc(clean))
 		case "/proc":
-			// The guest is the only process there is (ps lists it alone).
-			return p.virtualDir(clean, flags, func() []dirent { return procEntries })
+			// The run's processes, not the host's.
+			return p.virtualDir(clean, flags, p.procEntries)
 		}
 		return nil, 0, false // the rest of /proc and /dev: the host's
 	}
+	if q == nil || q.ended && !slices.Contains(zombieEntries, dirent{strings.TrimPrefix(self, "/"), dtReg}) && self != "" {
+		return nil, errno(ENOENT), true
+	}
+	// The file is the process's own directory's, reached through the
+	// link: /proc/self/fd is /proc/1000/fd, as /proc/self/fd/N then says.
+	clean = "/proc/" + strconv.FormatUint(q.pid, 10) + self
 	switch self {
 	case "":
+		if q.ended {
+			return p.virtualDir(clean, flags, func() []dirent { return zombieEntries })
+		}
 		return p.virtualDir(clean, flags, func() []dirent { return procSelfEntries })
 	case "/fd":
-		return p.virtualDir(clean, flags, p.fdEntries)
+		f, e, ok := p.virtualDir(clean, flags, q.fdEntries)
+		if f != nil {
+			f.perm = 0o500 // dr-x------, as Linux's fd directory
+		}
+		return f, e, ok
 	case "/maps":
-		return p.virtual(clean, flags, p.maps())
+		return p.virtual(clean, flags, q.maps())
 	case "/auxv":
 		var b []byte
-		for _, a := range p.auxv {
-			b = appendU64(p.order(), b, a[0])
-			b = appendU64(p.order(), b, a[1])
+		for _, a := range q.auxv {
+			b = appendU64(q.order(), b, a[0])
+			b = appendU64(q.order(), b, a[1])
 		}
 		return p.virtual(clean, flags, b)
 	case "/cmdline":
-		return p.virtual(clean, flags, nulJoin(p.Cfg.Args))
+		if q.ended {
+			return p.virtual(clean, flags, nil) // a zombie has no memory to show
+		}
+		return p.virtual(clean, flags, nulJoin(q.Cfg.Args))
 	case "/environ":
-		return p.virtual(clean, flags, nulJoin(p.Cfg.Env))
+		return p.virtual(clean, flags, nulJoin(q.Cfg.Env))
 	case "/stat":
-		return p.virtual(clean, flags, p.procStat())
+		return p.virtual(clean, flags, q.procStat(p))
 	case "/status":
-		return p.virtual(clean, flags, p.procStatus())
+		return p.virtual(clean, flags, q.procStatus(p))
 	case "/comm":
-		return p.virtual(clean, flags, []byte(p.comm()+"\n"))
+		return p.virtual(clean, flags, []byte(q.comm()+"\n"))
 	case "/exe":
-		return p.openHostAgain(p.exe, flags)
+		return p.openHostAgain(q.exe, flags)
 	case "/cwd":
-		return p.openHostAgain(p.cwd, flags)
+		return p.openHostAgain(q.cwd, flags)
 	case "/root":
-		return p.openHostAgain(cmp.Or(p.root, "/"), flags)
+		return p.openHostAgain(cmp.Or(q.root, "/"), flags)
 	}
 	if strings.HasPrefix(self, "/fd/") {
 		n, err := strconv.ParseUint(self[4:], 10, 32)
 		if err != nil {
 			return nil, errno(ENOENT), true
 		}
-		of, e := p.file(n)
+		of, e := q.file(n)
 		if e != 0 {
 			return nil, errno(ENOENT), true
 		}
@@ -104,13 +121,22 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 	return nil, errno(ENOENT), true
 }
 
-// procEntries are the entries of the virtual /proc's listing: the
-// guest's own directory and the files simrun generates (the rest of /proc
-// is the host's, reachable by name).
-var procEntries = []dirent{
-	{strconv.Itoa(guestPID), dtDir}, {"cpuinfo", dtReg}, {"filesystems", dtReg}, {"meminfo", dtReg},
-	{"mounts", dtReg}, {"self", dtLnk}, {"stat", dtReg}, {"sys", dtDir},
+// procEntries are the entries of the virtual /proc's listing: a
+// directory per process of the run (zombies too, as Linux lists them),
+// in pid order, and the files simrun generates (the rest of /proc is the
+// host's, reachable by name).
+func (p *Process) procEntries() []dirent {
+	var out []dirent
+	for _, q := range p.sys.procs {
+		out = append(out, dirent{strconv.FormatUint(q.pid, 10), dtDir})
+	}
+	return append(out, dirent{"cpuinfo", dtReg}, dirent{"filesystems", dtReg}, dirent{"loadavg", dtReg}, dirent{"meminfo", dtReg},
+		dirent{"mounts", dtReg}, dirent{"self", dtLnk}, dirent{"stat", dtReg}, dirent{"sys", dtDir}, dirent{"uptime", dtReg})
 }
+
+// zombieEntries are what a zombie's /proc directory keeps: its memory,
+// descriptors and program are gone.
+var zombieEntries = []dirent{{"cmdline", dtReg}, {"comm", dtReg}, {"stat", dtReg}, {"status", dtReg}}
 
 // procSelfEntries are the entries of the virtual /proc/self.
 var procSelfEntries = []dirent{
@@ -189,6 +215,31 @@ func (p *Process) virtual(path string, flags uint64, data []byte) (*openFile, ui
 	return &openFile{kind: kindVirtual, flags: flags, path: path, data: data}, 0, true
 }
 
+// specialPath is the path openSpecial and procLink are to look at for a
+// path argument relative to dirfd (AT_FDCWD: the working directory): its
+// absolute form when that directory is under /proc or /dev (busybox's top
+// changes to /proc and opens "stat"; procps opens "PID/stat" at a
+// descriptor of /proc), else path itself.
+func (p *Process) specialPath(dirfd uint64, path string) string {
+	if path == "" || path[0] == '/' {
+		return path
+	}
+	base := p.cwd
+	if dirfd != atFDCWD && int32(dirfd) != -100 {
+		f, e := p.file(dirfd)
+		if e != 0 || f.kind != kindVDir && f.kind != kindDir && f.kind != kindPath {
+			return path
+		}
+		base = f.path
+	}
+	for _, top := range []string{"/proc", "/dev"} {
+		if base == top || strings.HasPrefix(base, top+"/") {
+			return base + "/" + path
+		}
+	}
+	return path
+}
+
 // isVirtualPath says whether path names one of simrun's virtual files,
 // directories or links (not the host's).
 func (p *Process) isVirtualPath(path string) bool {
@@ -203,28 +254,51 @@ func (p *Process) isVirtualPath(path string) bool {
 	return ok
 }
 
-// procSelf splits a clean path under /proc/self or /proc/PID (the
-// guest's pid): the rest ("" for the directory itself, else "/NAME...").
-func (p *Process) procSelf(clean string) (string, bool) {
+// procDir splits a clean path under /proc/self or /proc/PID: the
+// process it is about and the rest ("" for the directory itself, else
+// "/NAME..."). PID may be any process's or thread's id of the run; ok
+// with a nil process says the path is a /proc/PID of no such one (the
+// host's processes are not the guest's to see).
+func (p *Process) procDir(clean string) (q *Process, rest string, ok bool) {
 	// /dev/fd is Linux's symbolic link to /proc/self/fd (bash's process
 	// substitution names its pipes /dev/fd/N).
 	if rest, ok := strings.CutPrefix(clean, "/dev/fd"); ok && (rest == "" || rest[0] == '/') {
-		return "/fd" + rest, true
+		return p, "/fd" + rest, true
 	}
-	for _, dir := range []string{"/proc/self", "/proc/" + strconv.FormatUint(p.pid, 10)} {
-		if rest, ok := strings.CutPrefix(clean, dir); ok && (rest == "" || rest[0] == '/') {
-			return rest, true
+	if rest, ok := strings.CutPrefix(clean, "/proc/self"); ok && (rest == "" || rest[0] == '/') {
+		return p, rest, true
+	}
+	num, ok := strings.CutPrefix(clean, "/proc/")
+	if !ok {
+		return nil, "", false
+	}
+	if i := strings.IndexByte(num, '/'); i >= 0 {
+		num, rest = num[:i], num[i:]
+	}
+	id, err := strconv.ParseUint(num, 10, 32)
+	if err != nil || num != strconv.FormatUint(id, 10) {
+		return nil, "", false // /proc/cpuinfo and the like
+	}
+	for _, q := range p.sys.procs {
+		if q.pid == id || !q.ended && slices.ContainsFunc(q.threads, func(t *thread) bool { return t.tid == id }) {
+			return q, rest, true
 		}
 	}
-	return "", false
+	return nil, rest, true
 }
 
 // procLink answers readlink of /proc/self/exe, /proc/self/cwd and
 // /proc/self/fd/N.
 func (p *Process) procLink(path string) (string, bool) {
+	// A path that ends in "/", "." or ".." names what the link resolves
+	// to (or that one's parent), never the link itself: "/proc/self/fd/.."
+	// is the directory /proc/1000, not the link /proc/self.
+	if last := path[strings.LastIndexByte(path, '/')+1:]; last == "" || last == "." || last == ".." {
+		return "", false
+	}
 	clean := filepath.Clean(path)
-	self, isSelf := p.procSelf(clean)
-	if !isSelf {
+	q, self, isProc := p.procDir(clean)
+	if !isProc || q == nil || q.ended {
 		return "", false
 	}
 	switch self {
@@ -234,9 +308,9 @@ func (p *Process) procLink(path string) (string, bool) {
 		}
 		return "", false
 	case "/exe":
-		return p.exe, true
+		return q.exe, true
 	case "/cwd":
-		return p.guestPath(p.cwd), true
+		return q.guestPath(q.cwd), true
 	case "/root":
 		return "/", true
 	}
@@ -245,7 +319,7 @@ func (p *Process) procLink(path string) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		f, e := p.file(n)
+		f, e := q.file(n)
 		if e != 0 {
 			return "", false
 		}
@@ -258,11 +332,43 @@ func (p *Process) procLink(path string) (string, bool) {
 			}
 			return "pipe:[" + strconv.FormatUint(f.pipe.ino, 10) + "]", true
 		case kindStdin, kindStdout:
+			// A standard stream on a host file or device is that file, as
+			// fstat already says (stdStat); anything else, a pipe of its
+			// own.
+			if host := stdHostFile(f); host != nil {
+				if st, e := hostStatFile(host); e == 0 && (st.Mode&sIFMT == sIFREG || st.Mode&sIFMT == sIFCHR) {
+					if target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(host.Fd()))); err == nil && filepath.IsAbs(target) {
+						return q.guestPath(target), true
+					}
+				}
+			}
 			return "pipe:[" + strconv.Itoa(4096+f.std) + "]", true
 		}
 		return f.path, true
 	}
 	return "", false
+}
+
+// procLinkStat is lstat of a link procLink answers: Linux's proc links
+// have size 0 and mode 0777, but a descriptor's (/proc/self/fd/N) has
+// size 64 and the owner's bits of how the file is open: r-x for reading,
+// -wx for writing (proc_fd_instantiate in fs/proc/fd.c).
+func (p *Process) procLinkStat(path string) Stat {
+	st := Stat{Dev: 4, Ino: 0x3000 + uint64(len(path)), Mode: sIFLNK | 0o777, Nlink: 1, Blksize: 1024}
+	q, self, _ := p.procDir(filepath.Clean(path))
+	if n, ok := strings.CutPrefix(self, "/fd/"); ok && q != nil {
+		fd, _ := strconv.ParseUint(n, 10, 32)
+		if f, e := q.file(fd); e == 0 {
+			st.Mode, st.Size = sIFLNK, 64
+			if f.readable() {
+				st.Mode |= 0o500
+			}
+			if f.writable() {
+				st.Mode |= 0o300
+			}
+		}
+	}
+	return st
 }
 
 func nulJoin(s []string) []byte {
@@ -365,21 +471,47 @@ func (p *Process) regionName(addr uint64) (name string, off, dev, ino uint64) {
 	return "", 0, 0, 0
 }
 
-func (p *Process) procStat() []byte {
+// procState is the state letter and name /proc/PID/stat and status give
+// p when process reader looks: the reader runs; another process runs
+// when one of its threads may (the scheduler has it in line), else it
+// sleeps; a zombie is one.
+func (p *Process) procState(reader *Process) (string, string) {
+	switch {
+	case p == reader:
+		return "R", "running"
+	case p.ended:
+		return "Z", "zombie"
+	case slices.ContainsFunc(p.threads, func(t *thread) bool { return t.state == threadRunnable }):
+		return "R", "running"
+	}
+	return "S", "sleeping"
+}
+
+// procThreads is the thread count /proc/PID/stat and status give.
+func (p *Process) procThreads() int {
+	if p.ended {
+		return 1 // the zombie's leader, as Linux counts it
+	}
+	return len(p.threads)
+}
+
+func (p *Process) procStat(reader *Process) []byte {
 	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... (proc(5)).
 	pid := strconv.FormatUint(p.pid, 10)
-	fields := []string{pid, "(" + p.comm() + ")", "R", strconv.FormatUint(p.ppid, 10), strconv.FormatUint(p.pgid, 10), strconv.FormatUint(p.sid, 10), "0", "-1", "4194304"}
+	state, _ := p.procState(reader)
+	fields := []string{pid, "(" + p.comm() + ")", state, strconv.FormatUint(p.ppid, 10), strconv.FormatUint(p.pgid, 10), strconv.FormatUint(p.sid, 10), "0", "-1", "4194304"}
 	for len(fields) < 52 {
 		fields = append(fields, "0")
 	}
-	fields[19] = "1" // num_threads
+	fields[19] = strconv.Itoa(p.procThreads()) // num_threads
 	fields[27] = strconv.FormatUint(p.stackTop, 10)
 	return []byte(strings.Join(fields, " ") + "\n")
 }
 
-func (p *Process) procStatus() []byte {
-	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t1\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t%x\nCpus_allowed_list:\t%s\n",
-		p.comm(), p.umask, p.pid, p.pid, p.ppid, p.sig.pendingSet(), p.sig.mask, p.cur.affinity, cpuList(p.cur.affinity)))
+func (p *Process) procStatus(reader *Process) []byte {
+	state, name := p.procState(reader)
+	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\t%s (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t%d\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t%x\nCpus_allowed_list:\t%s\n",
+		p.comm(), p.umask, state, name, p.pid, p.pid, p.ppid, p.procThreads(), p.sig.pendingSet(), p.sig.mask, p.cur.affinity, cpuList(p.cur.affinity)))
 }
 
 func (p *Process) cpuinfo() []byte {
@@ -403,7 +535,25 @@ func (p *Process) cpuinfo() []byte {
 func (p *Process) procMisc(path string) []byte {
 	switch path {
 	case "/proc/meminfo":
-		return []byte("MemTotal:        8388608 kB\nMemFree:         8388608 kB\nMemAvailable:    8388608 kB\n")
+		return []byte(fmt.Sprintf("MemTotal:       %8d kB\nMemFree:        %8d kB\nMemAvailable:   %8d kB\n", machineRAM>>10, machineFree>>10, machineFree>>10))
+	case "/proc/uptime":
+		// Seconds since boot (the virtual clock) and idle time: none.
+		ns := p.monoNow()
+		return []byte(fmt.Sprintf("%d.%02d 0.00\n", ns/1e9, ns%1e9/1e7))
+	case "/proc/loadavg":
+		// Load 0; runnable and all threads (the reader runs); the last
+		// pid given out.
+		running := 0
+		for _, q := range p.sys.procs {
+			if !q.ended {
+				for _, t := range q.threads {
+					if t.state == threadRunnable || t == p.cur {
+						running++
+					}
+				}
+			}
+		}
+		return []byte(fmt.Sprintf("0.00 0.00 0.00 %d/%d %d\n", max(running, 1), p.sys.threadCount(), p.sys.nextID-1))
 	case "/proc/stat":
 		b := []byte("cpu  0 0 0 0 0 0 0 0 0 0\n")
 		for i := range p.sys.cpus { // one line per CPU (--cpus)

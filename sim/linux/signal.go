@@ -725,31 +725,77 @@ func sysSigaltstack(p *Process, a [6]uint64) uint64 {
 	return 0
 }
 
+// signalThread is the thread tid of the run that tkill, tgkill and
+// rt_tgsigqueueinfo name (with tgid, its process's pid must be tgid; 0:
+// any): the caller's own or another live process's. A process running a
+// host program is found by its pid (thread nil: the signal goes to the
+// program). ok is false when there is no such thread; zombie is set when
+// tid is a process that has ended but not been reaped (a signal to it is
+// taken and ignored).
+func (p *Process) signalThread(tgid, tid uint64) (q *Process, t *thread, zombie, ok bool) {
+	if tgid == 0 || p.isSelf(tgid) {
+		if t := p.threadByTid(tid); t != nil {
+			return p, t, false, true
+		}
+	}
+	for _, q := range p.sys.procs {
+		if q == p || tgid != 0 && q.pid != tgid {
+			continue
+		}
+		switch {
+		case q.ended:
+			if q.pid == tid {
+				return q, nil, true, true
+			}
+		case q.hostRun != nil:
+			if q.pid == tid {
+				return q, nil, false, true
+			}
+		default:
+			if t := q.threadByTid(tid); t != nil {
+				return q, t, false, true
+			}
+		}
+	}
+	return nil, nil, false, false
+}
+
+// signalThreadWith sends in to thread tid of process tgid (0: any), as
+// tgkill and rt_tgsigqueueinfo do.
+func (p *Process) signalThreadWith(tgid, tid uint64, in sigInfo) uint64 {
+	q, t, zombie, ok := p.signalThread(tgid, tid)
+	switch {
+	case !ok:
+		return errno(ESRCH)
+	case zombie:
+		return 0
+	case q != p:
+		in.cause = "another process sent the program"
+	}
+	if t == nil {
+		return q.sendSignal(in) // a host program's
+	}
+	return q.sendSignalTo(t, in)
+}
+
 func sysTgkill(p *Process, a [6]uint64) uint64 {
 	if int64(a[0]) <= 0 || int64(a[1]) <= 0 || !validSignal(a[2]) && a[2] != 0 {
 		return errno(EINVAL)
 	}
-	t := p.threadByTid(a[1])
-	if !p.isSelf(a[0]) || t == nil {
-		return errno(ESRCH)
-	}
-	return p.sendSignalTo(t, p.killInfo(int(a[2]), siTkill))
+	return p.signalThreadWith(a[0], a[1], p.killInfo(int(a[2]), siTkill))
 }
 
 func sysTkill(p *Process, a [6]uint64) uint64 {
 	if int64(a[0]) <= 0 || !validSignal(a[1]) && a[1] != 0 {
 		return errno(EINVAL)
 	}
-	t := p.threadByTid(a[0])
-	if t == nil {
-		return errno(ESRCH)
-	}
-	return p.sendSignalTo(t, p.killInfo(int(a[1]), siTkill))
+	return p.signalThreadWith(0, a[0], p.killInfo(int(a[1]), siTkill))
 }
 
 // queueInfo is rt_sigqueueinfo's siginfo: the caller's si_code and, as
-// qemu takes them, its pid, uid and sigval.
-func (p *Process) queueInfo(sig, addr uint64) (sigInfo, uint64) {
+// qemu takes them, its pid, uid and sigval. Another process may not be
+// sent a kernel's or kill's si_code (0 and up, SI_TKILL): EPERM, as Linux.
+func (p *Process) queueInfo(sig, addr uint64, toOther bool) (sigInfo, uint64) {
 	b, ok := p.readGuest(addr, 128)
 	if !ok {
 		return sigInfo{}, errno(EFAULT)
@@ -757,39 +803,52 @@ func (p *Process) queueInfo(sig, addr uint64) (sigInfo, uint64) {
 	o := p.order()
 	in := sigInfo{signo: int(sig), errno: int32(o.Uint32(b[4:])), code: int32(o.Uint32(b[8:])), kind: siKindRT,
 		pid: o.Uint32(b[16:]), uid: o.Uint32(b[20:]), value: o.Uint64(b[24:]), cause: "the program sent itself"}
+	if toOther && (in.code >= 0 || in.code == siTkill) {
+		return in, errno(EPERM)
+	}
 	if in.code == siUser || in.code == siTkill || in.code == siKernel {
 		in.kind = siKindKill
 	}
 	return in, 0
 }
 
+// rt_sigqueueinfo(pid, sig, info): to the caller or another process of
+// the run (a zombie takes it and ignores it).
 func sysRtSigqueueinfo(p *Process, a [6]uint64) uint64 {
 	if !validSignal(a[1]) && a[1] != 0 {
 		return errno(EINVAL)
 	}
-	if !p.isSelf(a[0]) {
-		return errno(ESRCH)
-	}
-	in, r := p.queueInfo(a[1], a[2])
+	in, r := p.queueInfo(a[1], a[2], !p.isSelf(a[0])) // EPERM comes before ESRCH
 	if r != 0 {
 		return r
 	}
-	return p.sendSignal(in)
+	q := p
+	if !p.isSelf(a[0]) {
+		if int32(a[0]) <= 0 {
+			return errno(ESRCH)
+		}
+		if q = p.sys.byPid(a[0]); q == nil {
+			return errno(ESRCH)
+		}
+	}
+	if q.ended {
+		return 0
+	}
+	if q != p {
+		in.cause = "another process sent the program"
+	}
+	return q.sendSignal(in)
 }
 
 func sysRtTgsigqueueinfo(p *Process, a [6]uint64) uint64 {
 	if int64(a[0]) <= 0 || int64(a[1]) <= 0 || !validSignal(a[2]) && a[2] != 0 {
 		return errno(EINVAL)
 	}
-	t := p.threadByTid(a[1])
-	if !p.isSelf(a[0]) || t == nil {
-		return errno(ESRCH)
-	}
-	in, r := p.queueInfo(a[2], a[3])
+	in, r := p.queueInfo(a[2], a[3], !p.isSelf(a[0]))
 	if r != 0 {
 		return r
 	}
-	return p.sendSignalTo(t, in)
+	return p.signalThreadWith(a[0], a[1], in)
 }
 
 // SigTramp is the address of the signal-trampoline page (0: none).

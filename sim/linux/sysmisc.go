@@ -18,23 +18,42 @@ const (
 	ENOTSOCK = 88
 )
 
+// The machine the guest is told it runs on, the same in sysinfo and
+// /proc/meminfo: 4 GiB of RAM, 3 GiB of it free, no swap.
+const (
+	machineRAM  = 4 << 30
+	machineFree = 3 << 30
+)
+
 // sysinfo fills struct sysinfo (include/uapi/linux/sysinfo.h, 64-bit
 // layout: uptime, loads[3], six memory fields, procs, totalhigh,
-// freehigh, mem_unit; 112 bytes). The machine is fixed: 4 GiB of RAM, 3
-// GiB free, no swap, one process, uptime from the virtual clock.
+// freehigh, mem_unit; 112 bytes): the fixed machine, load 0, the run's
+// threads as procs (Linux's nr_threads), uptime from the virtual clock.
 func sysSysinfo(p *Process, a [6]uint64) uint64 {
 	o := p.order()
 	ns, _ := p.clockNanos(clockMonotonic)
 	b := make([]byte, 112)
-	o.PutUint64(b[0:], ns/1e9) // uptime
-	o.PutUint64(b[32:], 4<<30) // totalram
-	o.PutUint64(b[40:], 3<<30) // freeram
-	o.PutUint16(b[80:], 1)     // procs
-	o.PutUint32(b[104:], 1)    // mem_unit
+	o.PutUint64(b[0:], ns/1e9)                       // uptime
+	o.PutUint64(b[32:], machineRAM)                  // totalram
+	o.PutUint64(b[40:], machineFree)                 // freeram
+	o.PutUint16(b[80:], uint16(p.sys.threadCount())) // procs
+	o.PutUint32(b[104:], 1)                          // mem_unit
 	if !p.writeGuest(a[0], b) {
 		return errno(EFAULT)
 	}
 	return 0
+}
+
+// threadCount is the threads of the run's live processes (at least the
+// caller's).
+func (s *System) threadCount() int {
+	n := 0
+	for _, q := range s.procs {
+		if !q.ended {
+			n += len(q.threads)
+		}
+	}
+	return max(n, 1)
 }
 
 // sched_getaffinity: the thread's CPU mask, by default every one of the
@@ -234,7 +253,7 @@ type xattrTarget struct {
 }
 
 func (p *Process) xattrPath(addr uint64, follow bool) (xattrTarget, uint64) {
-	if path, e := p.readPath(addr); e == 0 && p.isVirtualPath(path) {
+	if path, e := p.readPath(addr); e == 0 && p.isVirtualPath(p.specialPath(atFDCWD, path)) {
 		return xattrTarget{}, errno(ENOTSUP) // as the virtual descriptors
 	}
 	host, e := p.pathAt(atFDCWD, addr, follow)

@@ -3,7 +3,9 @@ package linux
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
+	"time"
 
 	"simrun/sim/cpu"
 )
@@ -52,11 +54,12 @@ type System struct {
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
-	everMulti  bool              // more than one process existed (strace's [pid N])
-	done       []ProcStat        // the processes that ended (--stats)
-	fifos      map[fifoKey]*pipe // the pipes of the FIFOs some process has open (fifo.go)
-	hosts      int               // processes running a host program (hostproc.go)
-	ttys       []*terminal       // the host terminals the guest used (tty.go)
+	everMulti  bool                      // more than one process existed (strace's [pid N])
+	done       []ProcStat                // the processes that ended (--stats)
+	fifos      map[fifoKey]*pipe         // the pipes of the FIFOs some process has open (fifo.go)
+	hosts      int                       // processes running a host program (hostproc.go)
+	locks      map[lockKey][]*recordLock // fcntl's record locks (reclock.go)
+	ttys       []*terminal               // the host terminals the guest used (tty.go)
 
 	// cpus is Config.CPUs; with more than one, coreNow is each core's
 	// clock (cores.go).
@@ -218,7 +221,19 @@ func (s *System) run(yielded bool) (*cpu.Exit, error) { return s.runUntil(yielde
 
 // runUntil is run that also returns (nil, nil) when the core comes back
 // to process back (nil: never).
-func (s *System) runUntil(yielded bool, back *Process) (*cpu.Exit, error) {
+func (s *System) runUntil(yielded bool, back *Process) (_ *cpu.Exit, err error) {
+	defer func() {
+		// A simulator bug between the machines' runs (the scheduler,
+		// a process's end) ends the run with an error, not a crash;
+		// inside a run, Machine.stepBudget catches it.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("simulator bug, please report: %v\n%s", r, debug.Stack())
+			func() {
+				defer func() { _ = recover() }() // the state may be what broke: best effort
+				s.killHosts()
+			}()
+		}
+	}()
 	for {
 		if back != nil && !yielded && (s.cur == back || back.ended || back.Exited()) {
 			return nil, nil
@@ -356,7 +371,7 @@ func (s *System) schedule() (*Process, *thread) {
 		s.noteWakes(c.monoNow())
 	}
 	for jumps := 0; ; jumps++ {
-		s.pumpHost(false)
+		s.pumpHost(0)
 		if s.first.ended { // its program ran on the host and ended: the run is over
 			return nil, nil
 		}
@@ -387,11 +402,26 @@ func (s *System) schedule() (*Process, *thread) {
 		}
 		if !ok || jumps > maxIdleJumps {
 			if s.hosts > 0 { // only host programs can move things on
-				s.pumpHost(true)
+				s.pumpHost(hostWait)
 				jumps = 0
 				continue
 			}
 			return nil, nil
+		}
+		if s.hosts > 0 {
+			// A host program runs on the host's clock: the guest's next
+			// wake is no nearer than the real time that passes, so what
+			// the program does first (its end, its output) is seen
+			// first, as under qemu-user, where all runs on that clock.
+			jumps = 0
+			start := time.Now()
+			if s.pumpHost(min(time.Duration(next-now), hostWait)) {
+				continue
+			}
+			if waited := uint64(time.Since(start)); next-now > waited {
+				c.clockOff += waited
+				continue
+			}
 		}
 		c.clockOff += next - now
 	}
@@ -469,6 +499,13 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 	}
 	p.ended = true
 	s.nlive--
+	if f := exit.Fault; f != nil && f.Kind == cpu.FaultInternal && p != s.first {
+		// A simulator bug ended another process than the run's own
+		// (whose end simrun run reports): it says so here, and the
+		// process dies as of the fault's signal (SIGABRT), which its
+		// parent's wait sees.
+		p.Note("%s (pid %d): %v", p.exe, p.pid, f)
+	}
 	p.wstatus = uint32(exit.Status&0xff) << 8
 	p.wcode = cldExited
 	p.wvalue = uint32(exit.Status & 0xff)
@@ -494,7 +531,7 @@ func (s *System) ended(p *Process, exit *cpu.Exit) {
 	s.done = append(s.done, p.stat())
 	p.leaveVM(p.Machine, p == s.first)
 	p.wakeVforkParent()
-	for _, c := range s.procs {
+	for _, c := range slices.Clone(s.procs) { // reap shortens s.procs
 		if c.parent == p {
 			c.parent = nil
 			if c.ended {
@@ -605,7 +642,10 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	q.OnThread = nil
 	q.fatal, q.delivered, q.switches, q.runStart, q.waitSeq = nil, 0, 0, 0, 0
 	q.spare, q.resched, q.ioWaiters, q.blockWhat, q.noResult = nil, false, 0, "", false
-	q.timer = timerState{}
+	// The child's descriptors name the parent's open files, timerfds
+	// among them: the same timers, whose expiries either process reads
+	// (and so takes from both), and which wake the child's waits too.
+	q.timer = timerState{fds: slices.Clone(p.liveTimerFDs())}
 	r := *p.rng
 	q.rng = &r
 	q.fds = make([]*fdEntry, len(p.fds))

@@ -677,14 +677,16 @@ func (p *Process) wallTimerBy(deadline uint64) bool {
 
 // sleepUntil sleeps the running thread until deadline on the monotonic
 // clock; an interrupting signal gives code (negated) and writes the time
-// left at rem (0: nowhere). A single thread with no timer due first just
-// moves the clock on.
+// left at rem (0: nowhere). The only thread of the only process, with no
+// timer due first, just moves the clock on; with other processes alive
+// the clock is theirs too, so the thread waits for its deadline while
+// they run, as any sleeper.
 func (p *Process) sleepUntil(deadline, rem uint64, code int, what string) uint64 {
 	now := p.monoNow()
 	if deadline <= now {
 		return 0
 	}
-	if len(p.threads) == 1 && !p.wallTimerBy(deadline) {
+	if len(p.threads) == 1 && !p.sys.multi() && !p.wallTimerBy(deadline) {
 		p.clockOff += deadline - now
 		p.armSlice()
 		return 0
@@ -845,32 +847,53 @@ func sysRtSigtimedwait(p *Process, a [6]uint64) uint64 {
 }
 
 // takePending removes and returns the pending signal of set that Linux
-// would dequeue first: the running thread's own (synchronous ones, then
-// the lowest number), else one sent to the process that waits on another
-// thread.
+// would dequeue first (dequeue_signal): one sent to the running thread
+// itself, else one sent to the process, wherever it waits; within each,
+// synchronous ones, then the lowest number.
 func (p *Process) takePending(set uint64) (sigInfo, bool) {
-	pick := func(t *sigThread, processOnly bool) int {
-		return t.pick(func(in *sigInfo) bool {
-			return set&sigBit(in.signo) != 0 && (!processOnly || in.process)
-		})
-	}
 	take := func(t *sigThread, i int) sigInfo {
 		in := t.pending[i]
 		t.pending = slices.Delete(t.pending, i, i+1)
 		p.timerTaken(&in)
 		return in
 	}
-	if i := pick(p.sig, false); i >= 0 {
+	if i := p.sig.pick(func(in *sigInfo) bool { return set&sigBit(in.signo) != 0 && !in.process }); i >= 0 {
 		return take(p.sig, i), true
 	}
-	for _, th := range p.threads {
-		if th != p.cur {
-			if i := pick(th.sig, true); i >= 0 {
-				return take(th.sig, i), true
+	// The process's shared queue: the best over every thread's list,
+	// the running thread's first on a tie.
+	var best *sigThread
+	bi := -1
+	for _, t := range append([]*sigThread{p.sig}, p.threadSigs()...) {
+		i := t.pick(func(in *sigInfo) bool { return set&sigBit(in.signo) != 0 && in.process })
+		if i < 0 {
+			continue
+		}
+		if best != nil {
+			b, c := best.pending[bi].signo, t.pending[i].signo
+			bs, cs := synchronous&sigBit(b) != 0, synchronous&sigBit(c) != 0
+			if !(cs && !bs || cs == bs && c < b) {
+				continue
 			}
 		}
+		best, bi = t, i
+	}
+	if best != nil {
+		return take(best, bi), true
 	}
 	return sigInfo{}, false
+}
+
+// threadSigs are the signal states of the threads other than the
+// running one, in tid order.
+func (p *Process) threadSigs() []*sigThread {
+	var out []*sigThread
+	for _, th := range p.threads {
+		if th != p.cur {
+			out = append(out, th.sig)
+		}
+	}
+	return out
 }
 
 // sysRestartSyscall: nothing is left to restart (simrun runs an

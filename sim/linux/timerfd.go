@@ -236,5 +236,11 @@ func (p *Process) wakeTimerFDs() {
 				t.state = threadRunnable
 			}
 		}
+		// A forked process may hold the same timerfd and wait for it:
+		// its waiters run their calls again too, as the expired flag
+		// just cleared was the one they would have seen.
+		if p.sys.multi() {
+			p.sys.wakeIO()
+		}
 	}
 }
