@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/internal/oracle"
 	"simrun/programs"
 )
 
@@ -189,6 +192,39 @@ func TestCPUsAffinity(t *testing.T) {
 				require.Equal(t, 0, st, stderr)
 				assert.Equal(t, w, out, "--cpus %s", n)
 			}
+		})
+	}
+}
+
+// TestC2C: perf c2c report (the oracle) on recordings of two CPUs finds
+// the false-sharing program's contended cache line, with the loads and
+// stores of its loop at each counter's offset, and finds no shared line
+// in the padded program; both architectures as guests.
+func TestC2C(t *testing.T) {
+	perf := oracle.RequireTool(t, "perf", "linux-perf")
+	event := "arm_spe/ts_enable=1,pa_enable=1,jitter=1,load_filter=1,store_filter=1/"
+	for _, config := range []string{"aarch64-thr-O2", "s390x-thr-O2"} {
+		t.Run(config, func(t *testing.T) {
+			dir := t.TempDir()
+			report := func(name string) string {
+				data := filepath.Join(dir, name+".data")
+				st, _, stderr := run(t, "record", "--quiet", "--cpus", "2", "-e", event, "-c", "1024", "-o", data, threadProgram(t, config, name))
+				require.Equal(t, 0, st, stderr)
+				out, err := exec.Command(perf, "c2c", "report", "-i", data, "--stdio", "-d", "peer").CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				return string(out)
+			}
+			shared := report("falseshare")
+			assert.Regexp(t, `Total Shared Cache Lines\s+:\s+1\n`, shared)
+			assert.Regexp(t, `Load HIT Local Peer\s+:\s+[1-9]\d*\n`, shared)
+			pareto := shared[strings.Index(shared, "Shared Cache Line Distribution Pareto"):]
+			for _, off := range []string{"0x0", "0x8", "0x10", "0x18"} {
+				assert.Regexp(t, `(?m)^\s+0\.00%\s+[1-9][0-9.]*%\s+0\.00%\s+0\.00%\s+0\.00%\s+`+off+`\s.*\[\.\] run\s+falseshare\s+falseshare\.c:\d+`, pareto, "peer-core loads of counter %s in run", off)
+				assert.Regexp(t, `(?m)^\s+0\.00%\s+0\.00%\s+0\.00%\s+0\.00%\s+[1-9][0-9.]*%\s+`+off+`\s.*\[\.\] run\s+falseshare`, pareto, "stores of counter %s in run", off)
+			}
+			padded := report("padded")
+			assert.Regexp(t, `Total Shared Cache Lines\s+:\s+0\n`, padded)
+			assert.Regexp(t, `Load HIT Local Peer\s+:\s+0\n`, padded)
 		})
 	}
 }

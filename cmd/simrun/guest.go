@@ -26,6 +26,8 @@ type guestFlags struct {
 	setEnv    multiFlag
 	unsetEnv  multiFlag
 	quantum   *uint64
+	cpus      *int
+	cpuStep   *uint64
 	robust    *bool
 	sched     *string
 	maxProcs  *int
@@ -48,6 +50,8 @@ func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 		robust:    fs.Bool("robust-futexes", false, "accept set_robust_list and release a dying thread's robust mutexes, as Linux does (default: ENOSYS, as qemu-user 7.2, whose instruction counts simrun then matches)"),
 		maxProcs:  fs.Int("max-procs", linux.DefaultMaxProcs, "bound the guest processes alive at once to `N`: a fork past it gives EAGAIN, as RLIMIT_NPROC would"),
 		noHost:    fs.Bool("no-host-exec", false, "an execve of a program built for the host (the host's /bin/sh that system() runs, say) fails with ENOENT instead of running it on the host as qemu-user does (--root and --read-only imply it)"),
+		cpus:      fs.Int("cpus", 1, fmt.Sprintf("simulate `N` CPUs (1 to %d): threads run on them by affinity or thread number, interleaved by virtual time; with the timing model each is a core of the model with its own L1D, L2, TLB and predictors, sharing the last-level cache coherently, and (record) its own SPE unit (see ARCHITECTURE.md)", linux.MaxCPUs)),
+		cpuStep:   fs.Uint64("cpu-step", linux.DefaultCoreStep, fmt.Sprintf("with --cpus N > 1, the cores advance in steps of `N` instructions (at least %d): cache lines bounce between cores at most once a step (shorter: more faithful contention, slower)", linux.MinCoreStep)),
 		quantum:   fs.Uint64("quantum", linux.DefaultQuantum, "a guest thread runs `N` retired instructions before the next runnable one (round robin by tid); the same N gives the same interleaving"),
 	}
 	for _, name := range []string{"env", "E"} {
@@ -69,6 +73,15 @@ func (g *guestFlags) apply(cfg *linux.Config, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "simrun: --sched %q: want rr or random\n", *g.sched)
 		return errUsage
 	}
+	if *g.cpus < 1 || *g.cpus > linux.MaxCPUs {
+		fmt.Fprintf(stderr, "simrun: --cpus %d: want 1 to %d CPUs\n", *g.cpus, linux.MaxCPUs)
+		return errUsage
+	}
+	if *g.cpuStep < linux.MinCoreStep || *g.cpuStep > 1<<32 {
+		fmt.Fprintf(stderr, "simrun: --cpu-step %d: want %d to %d instructions\n", *g.cpuStep, linux.MinCoreStep, uint64(1)<<32)
+		return errUsage
+	}
+	cfg.CPUs, cfg.CoreStep = *g.cpus, *g.cpuStep
 	cfg.Env = g.environment()
 	cfg.Sysroot = *g.sysroot
 	if cfg.Sysroot == "" {

@@ -40,8 +40,6 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	tty := fs.Bool("tty", false, "standard streams on a terminal are terminals to the guest, its controlling terminal (job control; see docs/linux-abi.md)")
 	pauth := fs.Bool("pauth", false, "arm64: pointer authentication on (paciasp/autiasp/retaa... sign and authenticate, keys from --seed); gdb then sees the PAC masks (docs/gdb.md)")
 	cpuModel := fs.String("cpu", "", "time the run with core model `NAME` (neoverse-n1, neoverse-v2, slow-memory); --stats implies neoverse-n1")
-	cpus := fs.Int("cpus", 1, fmt.Sprintf("simulate `N` CPUs (1 to %d): threads run on them by affinity or thread number, interleaved by virtual time; with the timing model each is a core of the model with its own L1D, L2, TLB and predictors, sharing the last-level cache coherently (see ARCHITECTURE.md)", linux.MaxCPUs))
-	cpuStep := fs.Uint64("cpu-step", linux.DefaultCoreStep, fmt.Sprintf("with --cpus N > 1, the cores advance in steps of `N` instructions (at least %d): cache lines bounce between cores at most once a step (shorter: more faithful contention, slower)", linux.MinCoreStep))
 	guest := addGuestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -49,14 +47,6 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "simrun run: no program given")
 		fs.Usage()
-		return errUsage
-	}
-	if *cpus < 1 || *cpus > linux.MaxCPUs {
-		fmt.Fprintf(stderr, "simrun: --cpus %d: want 1 to %d CPUs\n", *cpus, linux.MaxCPUs)
-		return errUsage
-	}
-	if *cpuStep < linux.MinCoreStep || *cpuStep > 1<<32 {
-		fmt.Fprintf(stderr, "simrun: --cpu-step %d: want %d to %d instructions\n", *cpuStep, linux.MinCoreStep, uint64(1)<<32)
 		return errUsage
 	}
 	prog := fs.Arg(0)
@@ -74,8 +64,6 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		MaxInsns: *maxInsns,
 		Strict:   *strict,
 		Terminal: *tty,
-		CPUs:     *cpus,
-		CoreStep: *cpuStep,
 	}
 	if err := guest.apply(&cfg, stderr); err != nil {
 		return err
@@ -128,7 +116,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := timing.EnableCores(m, p, *cpus); err != nil {
+		if _, err := timing.EnableCores(m, p, cfg.CPUs); err != nil {
 			if *cpuModel != "" || !errors.Is(err, cpu.ErrNoTiming) {
 				return err
 			}

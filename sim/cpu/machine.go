@@ -291,10 +291,10 @@ func (m *Machine) stepBudget(budget uint64) (err error) {
 		budget = min(budget, LogBatch-1) // room for a faulting one
 		for _, c := range m.Consumers {
 			if p, ok := c.(PreSampler); ok {
-				a := p.Ahead()
+				a := p.Ahead(m)
 				if a == 0 {
 					p.Before(m)
-					a = max(p.Ahead(), 1)
+					a = max(p.Ahead(m), 1)
 				}
 				budget = min(budget, a)
 			}
@@ -393,9 +393,10 @@ type RetireConsumer interface {
 // just before some operations retire, to read their registers (the SPE
 // recorder unwinds the stack of each sampled operation there).
 type PreSampler interface {
-	// Ahead is how many operations retire before the next one it wants
-	// to see (^uint64(0): none).
-	Ahead() uint64
+	// Ahead is how many operations m retires before the next one it
+	// wants to see (^uint64(0): none). It is asked before every run of
+	// the core whose operations it will then see (Want, Retired).
+	Ahead(m *Machine) uint64
 	// Before is called with the machine stopped before that operation;
 	// afterwards Ahead counts to the one after it.
 	Before(m *Machine)

@@ -8,7 +8,7 @@ import (
 // FuzzReadRecording: simrun report's reader never panics on a file, and
 // what it accepts decodes to samples.
 func FuzzReadRecording(f *testing.F) {
-	sec, err := EncodeSection(&Summary{Program: "p", Arch: "arm64"}, nil, nil, nil)
+	sec, err := EncodeSection(&Summary{Program: "p", Arch: "arm64"}, Section{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -20,9 +20,9 @@ func FuzzReadRecording(f *testing.F) {
 	f.Add(b.Bytes())
 	// A run of several processes names their programs (here a device and
 	// a missing file: neither is read whole).
-	sec, err = EncodeSection(&Summary{Program: "p", Arch: "arm64"}, nil,
-		[]ProcessImage{{Pid: 1000, Comm: "a", Program: "/dev/zero"}, {Pid: 1001, Comm: "b", Program: "/nonexistent", Objects: []LoadedObject{{Path: "/dev/zero", Bias: 0x1000}}}},
-		[]int{1, 0})
+	sec, err = EncodeSection(&Summary{Program: "p", Arch: "arm64"}, Section{
+		Processes: []ProcessImage{{Pid: 1000, Comm: "a", Program: "/dev/zero"}, {Pid: 1001, Comm: "b", Program: "/nonexistent", Objects: []LoadedObject{{Path: "/dev/zero", Bias: 0x1000}}}},
+		Tags:      []int{1, 0}, CPURecords: []int{1, 5}})
 	if err != nil {
 		f.Fatal(err)
 	}

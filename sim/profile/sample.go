@@ -17,7 +17,7 @@ type Sample struct {
 
 	Time    uint64 // Timestamp packet: virtual ns since the start of the run
 	HasTime bool
-	CPU     int    // always 0: simrun runs one CPU
+	CPU     int    // the CPU whose SPE unit wrote it (0 with one)
 	Context uint32 // Context packet (CONTEXTIDR_EL1: the running thread's tid)
 	HasCtx  bool
 	// Pid and Comm are the sampled process's id and name in a run of

@@ -1,9 +1,11 @@
 package profile
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -164,6 +166,23 @@ type simrunSection struct {
 	Callchains [][]uint64     `json:"callchains,omitempty"`
 	Processes  []ProcessImage `json:"processes,omitempty"`
 	Tags       []int          `json:"tags,omitempty"`
+	// CPURecords, for a run of several CPUs, counts each CPU's records:
+	// the AUX data is CPU 0's records, then CPU 1's, and so on (the
+	// chunks in CPU order), and Callchains and Tags follow that order.
+	CPURecords []int `json:"cpu_records,omitempty"`
+}
+
+// Section is what EncodeSection keeps beside the summary.
+type Section struct {
+	// Callchains[i] is the call stack of record i, leaf first (nil: each
+	// sample's is its pc alone).
+	Callchains [][]uint64
+	// Processes are the programs of a run of several processes, Tags
+	// each record's index in them.
+	Processes []ProcessImage
+	Tags      []int
+	// CPURecords counts each CPU's records, in CPU order (nil: one CPU).
+	CPURecords []int
 }
 
 // ProcessImage is one program a process of a run ran (one per process
@@ -189,6 +208,23 @@ type LoadedObject struct {
 // programs at the same addresses (simrun lays them out
 // deterministically), so real recordings stay far below it.
 const maxImageFiles = 256
+
+// MergeCPUs makes one list of the samples of several CPUs (perCPU[i]:
+// CPU i's, in its record order): each gets its CPU, and the list is in
+// time order (records of one time, such as every record without a
+// timestamp, by CPU, then record order), as perf orders the CPUs'
+// streams.
+func MergeCPUs(perCPU [][]Sample) []Sample {
+	var out []Sample
+	for cpu, ss := range perCPU {
+		for _, s := range ss {
+			s.CPU = cpu
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Sample) int { return cmp.Compare(a.Time, b.Time) })
+	return out
+}
 
 // OpenImages opens each image's program and objects for symbolizing,
 // each file once per load address; a file that is gone or unreadable, or
@@ -238,7 +274,8 @@ var ErrNotSimrun = errors.New("not a perf.data file written by simrun record")
 // a run (PerfData.Simrun): the summary, the callchains of the records (nil
 // when every chain is the sampled pc alone) and, for a run of several
 // processes, their programs and each record's index in procs (tags).
-func EncodeSection(s *Summary, chains [][]uint64, procs []ProcessImage, tags []int) ([]byte, error) {
+func EncodeSection(s *Summary, sec Section) ([]byte, error) {
+	chains, procs, tags := sec.Callchains, sec.Processes, sec.Tags
 	keep := false
 	for _, c := range chains {
 		if len(c) > 1 {
@@ -251,8 +288,12 @@ func EncodeSection(s *Summary, chains [][]uint64, procs []ProcessImage, tags []i
 	if len(procs) == 0 {
 		tags = nil
 	}
+	cpus := sec.CPURecords
+	if len(cpus) < 2 {
+		cpus = nil
+	}
 	return json.Marshal(simrunSection{Format: sectionFormat, Version: sectionVersion, Summary: *s, Callchains: chains,
-		Processes: procs, Tags: tags})
+		Processes: procs, Tags: tags, CPURecords: cpus})
 }
 
 // ReadRecording reads a perf.data file simrun record wrote: the summary
@@ -280,6 +321,15 @@ func ReadRecording(data []byte, bin *Binary) (*Recording, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if len(sec.CPURecords) > 1 {
+		var perCPU [][]Sample
+		rest := samples
+		for _, n := range sec.CPURecords {
+			n = min(max(n, 0), len(rest))
+			perCPU, rest = append(perCPU, rest[:n]), rest[n:]
+		}
+		samples = MergeCPUs(perCPU)
 	}
 	return &Recording{Summary: sec.Summary, Samples: samples}, nil
 }

@@ -10,7 +10,6 @@ import (
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
-	"simrun/sim/spe"
 	"simrun/sim/unwind"
 	"simrun/sim/unwind/abi"
 )
@@ -28,12 +27,19 @@ import (
 // were sampled in; a sample in flight belongs to the operation that
 // retired before the switch (the sampler is one CPU's: it is neither
 // reset nor drained at a switch, as the Linux driver leaves it between
-// tasks of the same perf event).
-func followContext(s *linux.System, u *spe.Unit) {
-	s.AddHook(func(_ *linux.Process, e linux.ThreadEvent) {
+// tasks of the same perf event). With several CPUs, each CPU's unit
+// names the thread that CPU runs.
+func followContext(s *linux.System, cpus []*CPU) {
+	s.AddHook(func(q *linux.Process, e linux.ThreadEvent) {
 		switch e.Kind {
 		case linux.ThreadSwitched, linux.ProcessSwitched, linux.ProcessExeced:
-			u.ContextID = uint32(e.Tid)
+			c := 0
+			if len(cpus) > 1 {
+				c, _ = q.CoreOf(e.Tid)
+			}
+			if c >= 0 && c < len(cpus) {
+				cpus[c].Unit.ContextID = uint32(e.Tid)
+			}
 		}
 	})
 }
@@ -325,9 +331,9 @@ type threadLog struct {
 	threads []profile.Thread
 }
 
-func logThreads(p *linux.Process, u *spe.Unit) *threadLog {
+func logThreads(p *linux.Process, cpus []*CPU) *threadLog {
 	l := &threadLog{m: p.Machine}
-	followContext(p.System(), u)
+	followContext(p.System(), cpus)
 	p.AddThreadHook(func(e linux.ThreadEvent) {
 		switch e.Kind {
 		case linux.ThreadCreated:

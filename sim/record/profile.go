@@ -25,27 +25,49 @@ func (r *Recording) Profile() (*profile.Recording, *profile.Binary, error) {
 		objects = ObjectMaps(p)
 		bin.Shared = OpenObjects(objects)
 	}
-	var samples []profile.Sample
+	var images []profile.Image
 	if r.multiProcess() {
-		samples, err = profile.DecodeTagged(r.AUX, bin, profile.OpenImages(r.images.processImages()), r.tags, r.Callchains)
-	} else {
-		samples, err = profile.Decode(r.AUX, bin, r.Callchains)
+		images = profile.OpenImages(r.images.processImages())
 	}
-	if err != nil {
-		return nil, nil, err
+	var perCPU [][]profile.Sample
+	for _, c := range r.CPUs {
+		var ss []profile.Sample
+		if images != nil {
+			ss, err = profile.DecodeTagged(c.AUX, bin, images, c.tags, c.Callchains)
+		} else {
+			ss, err = profile.Decode(c.AUX, bin, c.Callchains)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		perCPU = append(perCPU, ss)
+	}
+	samples := perCPU[0]
+	if len(perCPU) > 1 {
+		samples = profile.MergeCPUs(perCPU)
 	}
 	abs, err := filepath.Abs(m.Image.Path)
 	if err != nil {
 		return nil, nil, err
 	}
-	st := timing.Of(m).Stats
-	p := u.PMU
+	t := timing.Of(m)
+	st := timing.Total(t.Cores()) // (one core: its own; cycles: the busiest core's)
+	var p spe.PMU
+	written, bytes, truncated := uint64(0), 0, false
+	var errs []string
+	for _, c := range r.CPUs {
+		p.Add(&c.Unit.PMU)
+		written += c.Unit.Written
+		bytes += len(c.AUX)
+		truncated = truncated || c.Truncated
+		errs = append(errs, c.Driver.Errors...)
+	}
 	s := profile.Summary{Program: abs, Args: append([]string{}, argv...), Arch: m.Arch.Name, Bias: profile.Hex(m.Image.Bias),
 		Comm: filepath.Base(m.Image.Path), PID: 1000, Seed: r.seed, ExitStatus: r.Exit.Status,
 		CPU: profile.CPUModel{Model: r.preset.Name, Desc: r.preset.Desc, MHz: r.preset.MHz, MIDR: profile.Hex(r.preset.MIDR)},
 		SPE: profile.SPESetup{Version: u.Features.Version.String(), Event: r.event, Period: r.cfg.Period,
 			Words: profile.DescribeSPE(&r.feats, r.regs)},
-		Instructions: r.Insns(), Cycles: st.Cycles, Nanos: m.Timing.Nanos(m.Timing.Cycle()),
+		Instructions: r.Insns(), Cycles: st.Cycles, Nanos: r.endNanos(),
 		Timing: profile.Timing{L1DAccess: st.L1DAccess, L1DRefill: st.L1DRefill, L2Access: st.L2Access, L2Refill: st.L2Refill,
 			LLCAccess: st.LLCAccess, LLCMiss: st.LLCMiss, TLBAccess: st.TLBAccess, TLBWalk: st.TLBWalk,
 			Branches: st.Branches, Mispredicts: st.Mispredicts, NotTaken: st.NotTaken, StallCycles: st.StallCycles},
@@ -54,8 +76,8 @@ func (r *Recording) Profile() (*profile.Recording, *profile.Binary, error) {
 			SampleCollision: p.SampleCollision, SampleBufferFull: p.SampleBufferFull, FeedBr: p.FeedBr, FeedLd: p.FeedLd,
 			FeedSt: p.FeedSt, FeedFP: p.FeedFP, FeedSIMD: p.FeedSIMD, FeedOp: p.FeedOp, FeedEvent: p.FeedEvent,
 			FeedLat: p.FeedLat, FeedDS: p.FeedDS},
-		Buffer: profile.Buffers{Records: u.Written, Bytes: len(r.AUX), AuxPages: int(d.Size / cpu.PageSize),
-			Truncated: r.Truncated, Errors: append([]string{}, d.Errors...), Events: []profile.AuxRecord{}},
+		Buffer: profile.Buffers{Records: written, Bytes: bytes, AuxPages: int(d.Size / cpu.PageSize),
+			Truncated: truncated, Errors: append([]string{}, errs...), Events: []profile.AuxRecord{}},
 	}
 	if r.Exit.Fault != nil {
 		s.Fault = r.Exit.Fault.Error()
@@ -88,7 +110,7 @@ func (r *Recording) Profile() (*profile.Recording, *profile.Binary, error) {
 // summary, from Profile) for simrun report.
 func (r *Recording) PerfData(rec *profile.Recording) (*profile.PerfData, error) {
 	sum := &rec.Summary
-	m, d, p, c := r.Machine, r.Driver, r.preset, r.cfg
+	m, p, c := r.Machine, r.preset, r.cfg
 	prog, argv := r.args[0], r.args
 	abs, err := filepath.Abs(prog)
 	if err != nil {
@@ -99,7 +121,7 @@ func (r *Recording) PerfData(rec *profile.Recording) (*profile.PerfData, error) 
 		desc = m.Arch.Name + " guest timed on a " + p.Desc
 	}
 	pd := &profile.PerfData{MIDR: p.MIDR, CPUDesc: desc, Cmdline: append([]string{"simrun", "record"}, argv...),
-		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: m.Timing.Nanos(m.Timing.Cycle()), Arch: m.Arch.UnameMachine}
+		Period: c.Period, PID: 1000, Comm: filepath.Base(prog), End: r.endNanos(), Arch: m.Arch.UnameMachine}
 	pd.Config[0], pd.Config[1], pd.Config[2], pd.Config[3], pd.Config[4] = c.ConfigWords()
 	pd.ExcludeUser, pd.IncludeKernel = c.ExcludeUser, c.IncludeKernel
 	for _, s := range m.Image.Segments {
@@ -138,15 +160,25 @@ func (r *Recording) PerfData(rec *profile.Recording) (*profile.PerfData, error) 
 		}
 		pd.Threads = append(pd.Threads, t)
 	}
-	for _, e := range d.Events {
-		pd.Chunks = append(pd.Chunks, profile.AuxChunk{Offset: e.Offset, Data: e.Data, Flags: e.Flags, Time: e.Cycle})
+	// Each CPU's chunks, CPU 0's first (perf queues them by CPU; the
+	// simrun section's record order is this one).
+	var chains [][]uint64
+	var tags, cpuRecords []int
+	for i, cpu := range r.CPUs {
+		for _, e := range cpu.Driver.Events {
+			pd.Chunks = append(pd.Chunks, profile.AuxChunk{Offset: e.Offset, Data: e.Data, Flags: e.Flags, Time: e.Cycle, CPU: i})
+		}
+		chains = append(chains, cpu.Callchains...)
+		tags = append(tags, cpu.tags...)
+		cpuRecords = append(cpuRecords, int(cpu.Unit.Written))
 	}
+	pd.CPUs = len(r.CPUs)
 	if r.Callchains != nil {
 		// The stacks go beside the AUX data as samples of the dummy event,
 		// so perf script shows them.
 		pids := r.pids()
 		for _, s := range rec.Samples {
-			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context, Pid: pids[s.Context]})
+			pd.Samples = append(pd.Samples, profile.Callchain{IP: s.PC, Time: s.Time, Stack: s.Callchain, Tid: s.Context, Pid: pids[s.Context], CPU: s.CPU})
 		}
 		pd.MaxStack = uint16(min(r.MaxStack, 0xffff))
 	}
@@ -154,8 +186,25 @@ func (r *Recording) PerfData(rec *profile.Recording) (*profile.PerfData, error) 
 	if r.multiProcess() {
 		procs = r.images.processImages()
 	}
-	if pd.Simrun, err = profile.EncodeSection(sum, r.Callchains, procs, r.tags); err != nil {
+	if procs == nil {
+		tags = nil
+	}
+	if pd.Simrun, err = profile.EncodeSection(sum, profile.Section{Callchains: chains, Processes: procs, Tags: tags, CPURecords: cpuRecords}); err != nil {
 		return nil, err
 	}
 	return pd, nil
+}
+
+// endNanos is the virtual time the run ended at: the clock of the CPU
+// that ran longest.
+func (r *Recording) endNanos() uint64 {
+	t := timing.Of(r.Machine)
+	if t.NumCores() == 1 {
+		return r.Machine.Timing.Nanos(r.Machine.Timing.Cycle())
+	}
+	var end uint64
+	for _, c := range t.Cores() {
+		end = max(end, c.Nanos(c.Cycle()))
+	}
+	return end
 }

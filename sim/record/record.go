@@ -89,11 +89,14 @@ func Model(name string) (*timing.Preset, spe.Features, error) {
 	return p, f, err
 }
 
-// Recording is what Record produced: the run and its SPE data.
+// Recording is what Record produced: the run and its SPE data. Unit,
+// Driver, AUX, Truncated and Callchains are CPU 0's (the only one
+// without linux.Config.CPUs); CPUs holds every CPU's.
 type Recording struct {
 	Machine *cpu.Machine // the first process's
 	Unit    *spe.Unit
 	Driver  *spe.Driver
+	CPUs    []*CPU
 	Exit    *cpu.Exit // how the program ended (128+signal when Interrupted)
 	// AUX is the SPE byte stream as perf read it from the AUX area;
 	// Truncated: the area filled up and records were lost.
@@ -169,34 +172,54 @@ func Record(ctx context.Context, cfg linux.Config, opt Options) (*Recording, err
 	if err != nil {
 		return nil, err
 	}
-	if _, err := timing.Enable(m, preset); err != nil {
-		return nil, err
+	// One timing core, SPE unit, driver and recorder per simulated CPU
+	// (--cpus): each unit samples the operations its core retires into
+	// its own buffer, stamped by its core's clock, as Linux opens a
+	// per-CPU event on each CPU (perf record -a).
+	cores := []*timing.Model{}
+	if n := max(cfg.CPUs, 1); n > 1 {
+		if cores, err = timing.EnableCores(m, preset, n); err != nil {
+			return nil, err
+		}
+	} else {
+		t, err := timing.Enable(m, preset)
+		if err != nil {
+			return nil, err
+		}
+		cores = append(cores, t)
 	}
-	u, err := spe.NewUnit(feats, cfg.Seed)
-	if err != nil {
-		return nil, err
+	var cpus []*CPU
+	for i, core := range cores {
+		// Each unit its own jitter: CPU 0's seed is the run's, so one
+		// CPU records as before.
+		u, err := spe.NewUnit(feats, cfg.Seed+uint64(i))
+		if err != nil {
+			return nil, err
+		}
+		u.ContextID = profile.MainTid // the guest's pid, the main thread's tid
+		d, err := spe.NewDriver(u, scfg, opt.AuxPages, func() uint64 { return core.Nanos(core.Cycle()) })
+		if err != nil {
+			return nil, err
+		}
+		d.Drain = !opt.NoDrain
+		for _, kv := range opt.Regs {
+			reg, v, err := spe.ParseRegWrite(kv)
+			if err == nil {
+				err = u.WriteReg(reg, v)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("--spe-reg: %w", err)
+			}
+		}
+		cpus = append(cpus, &CPU{Unit: u, Driver: d, rec: &spe.Recorder{Unit: u, D: d, Timer: core, MaxStack: opt.MaxStack}})
 	}
-	u.ContextID = profile.MainTid // the guest's pid, the main thread's tid
+	u, d, rec := cpus[0].Unit, cpus[0].Driver, cpus[0].rec
 	now := func() uint64 { return m.Timing.Nanos(m.Timing.Cycle()) }
 	var threads *threadLog
 	var tasks *linux.TaskLog
 	if p := linux.Of(m); p != nil {
-		threads = logThreads(p, u)
+		threads = logThreads(p, cpus)
 		tasks = linux.LogTasks(p, now)
-	}
-	d, err := spe.NewDriver(u, scfg, opt.AuxPages, now)
-	if err != nil {
-		return nil, err
-	}
-	d.Drain = !opt.NoDrain
-	for _, kv := range opt.Regs {
-		reg, v, err := spe.ParseRegWrite(kv)
-		if err == nil {
-			err = u.WriteReg(reg, v)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--spe-reg: %w", err)
-		}
 	}
 	programmed := map[spe.Reg]uint64{}
 	for _, reg := range profile.SPERegisters(&feats) {
@@ -207,8 +230,6 @@ func Record(ctx context.Context, cfg linux.Config, opt Options) (*Recording, err
 			return nil, err
 		}
 	}
-	rec := spe.NewRecorder(m, u, d)
-	rec.MaxStack = opt.MaxStack
 	var imgs *images
 	if p := linux.Of(m); p != nil {
 		imgs = trackImages(p)
@@ -216,6 +237,14 @@ func Record(ctx context.Context, cfg linux.Config, opt Options) (*Recording, err
 	}
 	if err := attachCallchains(m, rec, cfg.Args[0], &opt); err != nil {
 		return nil, err
+	}
+	for _, c := range cpus[1:] {
+		c.rec.Tag, c.rec.Chain = rec.Tag, rec.Chain
+	}
+	if len(cpus) == 1 {
+		m.Consumers = append(m.Consumers, rec)
+	} else {
+		m.Consumers = append(m.Consumers, &perCPU{cpus: cpus})
 	}
 	var prog *progress
 	if opt.Progress != nil {
@@ -233,9 +262,15 @@ func Record(ctx context.Context, cfg linux.Config, opt Options) (*Recording, err
 	if err != nil && !stopped {
 		return nil, err
 	}
-	rec.Finish()
-	r := &Recording{Machine: m, Unit: u, Driver: d, Exit: exit, Callchains: rec.Callchains, ChainsCut: rec.Truncated,
-		MaxStack: rec.MaxStack, args: slices.Clone(cfg.Args), feats: feats, preset: preset, cfg: scfg, regs: programmed,
+	cut := 0
+	for _, c := range cpus {
+		c.rec.Finish()
+		c.AUX, c.Truncated = c.Driver.Data()
+		c.Callchains, c.tags = c.rec.Callchains, c.rec.Tags
+		cut += c.rec.Truncated
+	}
+	r := &Recording{Machine: m, Unit: u, Driver: d, Exit: exit, Callchains: rec.Callchains, ChainsCut: cut,
+		MaxStack: rec.MaxStack, CPUs: cpus, args: slices.Clone(cfg.Args), feats: feats, preset: preset, cfg: scfg, regs: programmed,
 		event: opt.Event, seed: cfg.Seed, threads: threads.list(), tasks: tasks, images: imgs, tags: rec.Tags}
 	if stopped {
 		// As a program perf record runs dies of the terminal's SIGINT.
@@ -250,8 +285,53 @@ func Record(ctx context.Context, cfg linux.Config, opt Options) (*Recording, err
 		}
 		r.Exit = &cpu.Exit{Status: 128 + int(sig)}
 	}
-	r.AUX, r.Truncated = d.Data()
+	r.AUX, r.Truncated = cpus[0].AUX, cpus[0].Truncated
 	return r, nil
+}
+
+// CPU is what one simulated CPU's SPE unit recorded (Recording.CPUs, one
+// per CPU of the run).
+type CPU struct {
+	Unit   *spe.Unit
+	Driver *spe.Driver
+	// AUX is the CPU's SPE byte stream; Truncated: its AUX area filled up.
+	AUX       []byte
+	Truncated bool
+	// Callchains[i] is the call stack of the CPU's record i (nil: pcs
+	// alone).
+	Callchains [][]uint64
+	tags       []int
+	rec        *spe.Recorder
+}
+
+// perCPU hands each batch of retired operations to the recorder of the
+// CPU that ran it: the core whose model times the machine now (the
+// kernel moves a machine from core to core, timing.Model.OnCore). Ahead
+// is asked before every run of the core, so it knows the CPU of the
+// batch Want then sees.
+type perCPU struct {
+	cpus []*CPU
+	cur  *spe.Recorder
+}
+
+func (p *perCPU) on(m *cpu.Machine) *spe.Recorder {
+	if t, ok := m.Timing.(*timing.Model); ok && t.CoreIndex() < len(p.cpus) {
+		return p.cpus[t.CoreIndex()].rec
+	}
+	return p.cpus[0].rec
+}
+
+func (p *perCPU) Ahead(m *cpu.Machine) uint64 {
+	p.cur = p.on(m)
+	return p.cur.Ahead(m)
+}
+
+func (p *perCPU) Before(m *cpu.Machine) { p.on(m).Before(m) }
+
+func (p *perCPU) Want(b *cpu.Batch) []int { return p.cur.Want(b) }
+
+func (p *perCPU) Retired(m *cpu.Machine, b *cpu.Batch, want []int, details []cpu.OpTiming) {
+	p.on(m).Retired(m, b, want, details)
 }
 
 // StopNote is what a recording stopped early says of itself (its

@@ -17,6 +17,7 @@ import (
 	_ "simrun/sim/arm64"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
+	"simrun/sim/profile"
 	_ "simrun/sim/s390x"
 	"simrun/sim/spe"
 )
@@ -24,6 +25,13 @@ import (
 func config(t *testing.T, cfgName, prog string) linux.Config {
 	t.Helper()
 	b, err := programs.Find(cfgName, prog)
+	if err != nil {
+		for _, tb := range programs.ThreadBinaries("") {
+			if tb.Config.Name == cfgName && tb.Name == prog {
+				b, err = tb, nil
+			}
+		}
+	}
 	require.NoError(t, err)
 	return linux.Config{Args: []string{b.Path}, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Seed: 1}
 }
@@ -140,4 +148,67 @@ func TestRecordProgress(t *testing.T) {
 	p.Want(cpu.BatchOf(slices.Repeat([]cpu.Retired{{Info: &nop}}, 5000), 2))
 	p.done()
 	assert.Regexp(t, `^\r\x1b\[K\[ simrun record: 5000 instructions, [0-9.]+ MIPS, 12 samples, 3 buffer fills \]\r\x1b\[K$`, w.String())
+}
+
+// TestRecordCPUs: with two CPUs each has its own SPE unit: the threads
+// of the false-sharing program (thread 1000+i on CPU i mod 2) are
+// sampled by the unit of the CPU they run on, their CONTEXT packets name
+// them there, and perf.data (its simrun section read back) keeps each
+// sample's CPU. Runs are deterministic.
+func TestRecordCPUs(t *testing.T) {
+	for _, c := range []string{"aarch64-thr-O2", "s390x-thr-O2"} {
+		t.Run(c, func(t *testing.T) {
+			cfg := config(t, c, "falseshare")
+			cfg.CPUs = 2
+			opt := Options{Event: "arm_spe/ts_enable=1,pa_enable=1,jitter=1/", Period: 1024}
+			r, err := Record(context.Background(), cfg, opt)
+			require.NoError(t, err)
+			require.Len(t, r.CPUs, 2)
+			prof, bin, err := r.Profile()
+			require.NoError(t, err)
+			perCPU := map[int]int{}
+			var written uint64
+			for _, cpu := range r.CPUs {
+				written += cpu.Unit.Written
+			}
+			assert.EqualValues(t, written, len(prof.Samples), "every CPU's records")
+			assert.EqualValues(t, written, prof.Summary.Buffer.Records)
+			inRun := 0
+			for i, s := range prof.Samples {
+				perCPU[s.CPU]++
+				if i > 0 {
+					assert.LessOrEqual(t, prof.Samples[i-1].Time, s.Time, "in time order")
+				}
+				if len(s.Frames) > 0 && s.Frames[0].Func == "run" {
+					inRun++
+					assert.Equal(t, int(s.Tid()-1000)%2, s.CPU, "thread %d runs on CPU %d", s.Tid(), (s.Tid()-1000)%2)
+				}
+			}
+			assert.Positive(t, perCPU[0])
+			assert.Positive(t, perCPU[1])
+			assert.Greater(t, inRun, len(prof.Samples)/2, "the threads' loop")
+
+			pd, err := r.PerfData(prof)
+			require.NoError(t, err)
+			assert.Equal(t, 2, pd.CPUs)
+			var b bytes.Buffer
+			_, err = pd.WriteTo(&b)
+			require.NoError(t, err)
+			back, err := profile.ReadRecording(b.Bytes(), bin)
+			require.NoError(t, err)
+			require.Len(t, back.Samples, len(prof.Samples))
+			for i := range back.Samples {
+				assert.Equal(t, prof.Samples[i].CPU, back.Samples[i].CPU, "sample %d", i)
+				assert.Equal(t, prof.Samples[i].PC, back.Samples[i].PC, "sample %d", i)
+			}
+
+			cfg = config(t, c, "falseshare")
+			cfg.CPUs = 2
+			again, err := Record(context.Background(), cfg, opt)
+			require.NoError(t, err)
+			for i := range r.CPUs {
+				assert.Equal(t, r.CPUs[i].AUX, again.CPUs[i].AUX, "CPU %d records the same again", i)
+			}
+		})
+	}
 }

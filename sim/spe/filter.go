@@ -112,6 +112,24 @@ type PMU struct {
 	FeedBr, FeedLd, FeedSt, FeedFP, FeedSIMD, FeedOp, FeedEvent, FeedLat, FeedDS uint64
 }
 
+// Add adds o's counts to p's (the counts of several CPUs' units).
+func (p *PMU) Add(o *PMU) {
+	p.SamplePop += o.SamplePop
+	p.SampleFeed += o.SampleFeed
+	p.SampleFiltrate += o.SampleFiltrate
+	p.SampleCollision += o.SampleCollision
+	p.SampleBufferFull += o.SampleBufferFull
+	p.FeedBr += o.FeedBr
+	p.FeedLd += o.FeedLd
+	p.FeedSt += o.FeedSt
+	p.FeedFP += o.FeedFP
+	p.FeedSIMD += o.FeedSIMD
+	p.FeedOp += o.FeedOp
+	p.FeedEvent += o.FeedEvent
+	p.FeedLat += o.FeedLat
+	p.FeedDS += o.FeedDS
+}
+
 // FilterInput is what the filters look at.
 type FilterInput struct {
 	Events   uint64

@@ -37,7 +37,7 @@ type Recorder struct {
 
 // Ahead counts the operations before the next selected one (see
 // cpu.PreSampler): only with a Chain, while profiling is on.
-func (r *Recorder) Ahead() uint64 {
+func (r *Recorder) Ahead(*cpu.Machine) uint64 {
 	if r.Chain == nil || !r.Unit.Enabled() {
 		return ^uint64(0)
 	}
