@@ -219,7 +219,7 @@ func LoadELF(mem *Memory, path string, data []byte, base uint64) (*Image, error)
 			}
 		}
 	}
-	img.Symbols = readSymbols(f, img.Bias)
+	img.Symbols = readSymbols(f, path, img.Bias)
 	img.Interp, err = Interp(path, f)
 	if err != nil {
 		return nil, err
@@ -242,10 +242,11 @@ func phdrOffset(data []byte, f *elf.File) uint64 {
 	return f.ByteOrder.Uint64(data[0x20:0x28])
 }
 
-// readSymbols reads f's function symbols, moved by bias. A corrupt
-// symbol table costs the names, not the load.
-func readSymbols(f *elf.File, bias uint64) elfsym.Table {
-	t, err := elfsym.Read(f)
+// readSymbols reads the function symbols of f, the file at path (a
+// stripped file's from its separate debug file, elfsym.ReadFile), moved
+// by bias. A corrupt symbol table costs the names, not the load.
+func readSymbols(f *elf.File, path string, bias uint64) elfsym.Table {
+	t, err := elfsym.ReadFile(f, path)
 	if err != nil {
 		return nil
 	}

@@ -382,7 +382,8 @@ func FuzzRead(f *testing.F) {
 // TestUsersAgree: the loader (cpu.Image.SymbolAt), the tracer
 // (unwind.Symbols) and the profile writers (profile.Binary) name every
 // symbol's first and last byte and the byte after it alike, at a load
-// bias, including Debian's stripped libc.so.6 (named from .dynsym).
+// bias, including Debian's stripped libc.so.6 (named from its debug
+// file when libc6-dbg is in the sysroot, else from .dynsym).
 func TestUsersAgree(t *testing.T) {
 	const bias = 0x40000000
 	files := []string{"testdata/syms-aarch64.so", "testdata/syms-s390x-stripped.so"}
