@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
+	"syscall"
 
 	"simrun/sim/unwind/abi"
 )
@@ -129,10 +131,22 @@ func LoadBias(f *elf.File, m Mapped) (uint64, bool) {
 	return 0, false
 }
 
-// object reads one object's data for the method, once.
+// object reads one object's data for the method, once (built keeps it
+// for every tracer).
 func (x *objectsSource) object(path string) *objectData {
 	if d, ok := x.objects[path]; ok {
 		return d
+	}
+	fi, statErr := os.Stat(path)
+	var fk fileKey
+	if statErr == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			fk = fileKey{st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano(), x.opt.Method, x.opt.SFrame, x.opt.SFrameVersion, x.abi.Machine}
+			if d := built.file(fk); d != nil {
+				x.objects[path] = d
+				return d
+			}
+		}
 	}
 	d := &objectData{}
 	x.objects[path] = d
@@ -151,13 +165,69 @@ func (x *objectsSource) object(path string) *objectData {
 		return d
 	}
 	d.elf = o.ELF
-	switch x.opt.Method {
-	case MethodSFrame:
-		d.src, d.desc, d.err = newSFrameSourceOrNil(o, x.opt)
-	case MethodEHFrame:
-		d.src, d.desc, d.err = newCFISourceOrNil(o)
+	d.src, d.desc, d.err = tables(o, x.opt)
+	if fk.ino != 0 {
+		built.keepFile(fk, d)
 	}
 	return d
+}
+
+// fileKey names one file's content as the file system knows it (device,
+// inode, size and modification time) and the method its data was read
+// for: a file met again, by any tracer, is not read again.
+type fileKey struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64
+	method   Method
+	from     SFrameSource
+	version  uint8
+	machine  elf.Machine
+}
+
+// file returns the object data kept for a file, nil if none.
+func (b *builtTables) file(k fileKey) *objectData {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.files[k]
+}
+
+// keepFile keeps d for the file k names (at most maxBuilt files).
+func (b *builtTables) keepFile(k fileKey, d *objectData) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.files) < maxBuilt {
+		b.files[k] = d
+	}
+}
+
+// builtTables keeps each object's unwind data once it is read (SFrame
+// emitted from a library's .eh_frame is the expensive part: libc's takes
+// tens of milliseconds), so that each file is read and its tables built
+// once per method however many tracers ask: every process of a run that
+// maps libc, every recording of a Go program that records many times.
+// A file is known by what the file system says of it (fileKey), not by
+// its build-id alone: a copy whose unwind data was changed keeps the
+// build-id of the file it was copied from. The data is read-only once
+// built, so tracers share it; at most maxBuilt files are kept.
+type builtTables struct {
+	mu    sync.Mutex
+	files map[fileKey]*objectData
+}
+
+const maxBuilt = 64
+
+var built = &builtTables{files: map[fileKey]*objectData{}}
+
+// tables builds o's unwind tables for the method of opt.
+func tables(o *Object, opt Options) (rowSource, string, error) {
+	switch opt.Method {
+	case MethodSFrame:
+		return newSFrameSourceOrNil(o, opt)
+	case MethodEHFrame:
+		return newCFISourceOrNil(o)
+	}
+	return nil, "", nil
 }
 
 func newSFrameSourceOrNil(o *Object, opt Options) (rowSource, string, error) {

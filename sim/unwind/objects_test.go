@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"simrun/sim/cpu"
 	"simrun/sim/unwind/abi"
 )
 
@@ -64,4 +65,31 @@ type testRegs map[int]uint64
 func (r testRegs) Reg(n int) (uint64, bool) {
 	v, ok := r[n]
 	return v, ok
+}
+
+// TestObjectsShared: a second tracer over the same object (another
+// process of the run, another recording) takes the tables the first one
+// built: the file is read and its SFrame emitted once.
+func TestObjectsShared(t *testing.T) {
+	libc := "/usr/aarch64-linux-gnu/lib/libc.so.6"
+	if _, err := os.Stat(libc); err != nil {
+		t.Skipf("no arm64 cross libc: %v", err)
+	}
+	a, err := abi.ForMachine(elf.EM_AARCH64, nil)
+	require.NoError(t, err)
+	resolve := func(addr uint64) (Mapped, bool) {
+		return Mapped{Start: 0x10000000, End: 0x20000000, Path: libc}, addr >= 0x10000000 && addr < 0x20000000
+	}
+	var datas []*objectData
+	for range 2 {
+		tr, err := NewObjectsTracer(a, resolve, Options{Method: MethodSFrame})
+		require.NoError(t, err)
+		var w Walk
+		tr.Walk(cpu.NewMemory(), 0x10000000+0x27744, testRegs{int(a.SP): 0x7000}, &w)
+		x := tr.src.(*objectsSource)
+		require.Contains(t, x.objects, libc)
+		datas = append(datas, x.objects[libc])
+	}
+	require.NotNil(t, datas[0].src, "libc has SFrame (emitted): %v", datas[0].err)
+	assert.Same(t, datas[0], datas[1], "the second tracer shares the first one's tables")
 }
