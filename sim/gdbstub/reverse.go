@@ -139,8 +139,10 @@ func (s *Stub) edit(f func() string) string {
 // refused is why reverse execution is refused now ("" if it is not).
 func (s *Stub) refused() string {
 	switch {
-	case s.hist == nil:
+	case s.hist == nil && s.histOff != "":
 		return s.histOff
+	case s.hist == nil:
+		return "reverse execution is not available: no history was started"
 	case s.hist.Off() != "":
 		return s.hist.Off()
 	}
