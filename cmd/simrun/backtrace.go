@@ -10,7 +10,6 @@ import (
 	"simrun/sim/profile"
 	"simrun/sim/record"
 	"simrun/sim/unwind"
-	"simrun/sim/unwind/abi"
 )
 
 // explainFault says where a fault happened, for the one-line message
@@ -57,8 +56,8 @@ func explainFault(m *cpu.Machine, f *cpu.Fault) (where string, stack []string) {
 	if n := name(f.PC, false); n != "" {
 		where = " in " + n
 	}
-	tr := faultTracer(m, p)
-	if tr == nil {
+	tr, err := record.ProcessTracer(m, unwind.Options{Method: unwind.MethodSFrame})
+	if err != nil {
 		return where, nil
 	}
 	var w unwind.Walk
@@ -79,29 +78,4 @@ func explainFault(m *cpu.Machine, f *cpu.Fault) (where string, stack []string) {
 	}
 	stack = append(stack, "    (SFrame walk: "+strings.TrimSpace(stop)+")")
 	return where, stack
-}
-
-// faultTracer is the SFrame tracer for the faulting program: per object
-// for a dynamically linked one.
-func faultTracer(m *cpu.Machine, p *linux.Process) *unwind.Tracer {
-	a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
-	if err != nil {
-		return nil
-	}
-	if p != nil && p.Interp != nil {
-		tr, err := unwind.NewObjectsTracer(a, record.CodeResolver(p), unwind.Options{Method: unwind.MethodSFrame})
-		if err != nil {
-			return nil
-		}
-		return tr
-	}
-	obj, err := unwind.Open(m.Image.Path)
-	if err != nil {
-		return nil
-	}
-	tr, err := unwind.NewTracer(obj, unwind.Options{Method: unwind.MethodSFrame})
-	if err != nil {
-		return nil
-	}
-	return tr
 }

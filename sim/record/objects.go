@@ -3,9 +3,11 @@ package record
 import (
 	"debug/elf"
 
+	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
 	"simrun/sim/unwind"
+	"simrun/sim/unwind/abi"
 )
 
 // CodeResolver answers a multi-object tracer from the process's mappings.
@@ -56,4 +58,23 @@ func objectBias(path string, m unwind.Mapped) (uint64, bool) {
 	}
 	defer f.Close()
 	return unwind.LoadBias(f, m)
+}
+
+// ProcessTracer is the stack tracer of the program machine m runs, with
+// opt's method: for a dynamically linked program (and a method with
+// unwind data) one that looks each frame up in the object that maps it
+// (the process's mappings), else one over the program's own tables.
+func ProcessTracer(m *cpu.Machine, opt unwind.Options) (*unwind.Tracer, error) {
+	if p := linux.Of(m); p != nil && p.Interp != nil && opt.Method.HasData() {
+		a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
+		if err != nil {
+			return nil, err
+		}
+		return unwind.NewObjectsTracer(a, CodeResolver(p), opt)
+	}
+	obj, err := unwind.Open(m.Image.Path)
+	if err != nil {
+		return nil, err
+	}
+	return unwind.NewTracer(obj, opt)
 }

@@ -169,31 +169,20 @@ func perMachine(first *cpu.Machine, chain chainFunc, method unwind.Method, polic
 		if q == nil {
 			return pcOnly
 		}
-		opt := unwind.Options{Method: method, Policy: policy}
-		if q.Interp != nil && method.HasData() {
-			a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
-			if err != nil {
-				return pcOnly
-			}
-			tr, err := unwind.NewObjectsTracer(a, CodeResolver(q), opt)
-			if err != nil {
-				return pcOnly
-			}
-			return tr.Callchain
-		}
+		// A static program's tracer serves every process that runs it
+		// (forked copies); a dynamic one's follows its own mappings.
+		dynamic := q.Interp != nil && method.HasData()
 		path := q.Image.Path
-		if c, ok := static[path]; ok {
+		if c, ok := static[path]; ok && !dynamic {
 			return c
 		}
 		c := pcOnly
-		if data, err := os.ReadFile(path); err == nil {
-			if obj, err := unwind.NewObject(path, data); err == nil {
-				if tr, err := unwind.NewTracer(obj, opt); err == nil {
-					c = tr.Callchain
-				}
-			}
+		if tr, err := ProcessTracer(m, unwind.Options{Method: method, Policy: policy}); err == nil {
+			c = tr.Callchain
 		}
-		static[path] = c
+		if !dynamic {
+			static[path] = c
+		}
 		return c
 	}
 	linux.Of(first).System().AddHook(func(q *linux.Process, e linux.ThreadEvent) {

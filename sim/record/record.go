@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -235,7 +234,7 @@ func Record(ctx context.Context, cfg linux.Config, opt Options) (*Recording, err
 		imgs = trackImages(p)
 		rec.Tag = imgs.tag
 	}
-	if err := attachCallchains(m, rec, cfg.Args[0], &opt); err != nil {
+	if err := attachCallchains(m, rec, &opt); err != nil {
 		return nil, err
 	}
 	for _, c := range cpus[1:] {
@@ -357,7 +356,7 @@ func (r *Recording) Insns() uint64 {
 // attachCallchains gives rec the call stack of every sampled operation:
 // the stack tracer's walk from the registers just before it, or the shadow
 // call stack of the executed calls and returns.
-func attachCallchains(m *cpu.Machine, rec *spe.Recorder, prog string, opt *Options) error {
+func attachCallchains(m *cpu.Machine, rec *spe.Recorder, opt *Options) error {
 	switch opt.Callchain {
 	case "", "none":
 		return nil
@@ -386,32 +385,13 @@ func attachCallchains(m *cpu.Machine, rec *spe.Recorder, prog string, opt *Optio
 	if err != nil {
 		return err
 	}
-	if p := linux.Of(m); p != nil && p.Interp != nil && method.HasData() {
-		// Dynamically linked: each frame is looked up in the object
-		// that maps its pc.
-		a, err := abi.ForMachine(m.Arch.ELFMachine, m.Arch.ByteOrder)
-		if err != nil {
-			return err
-		}
-		tr, err := unwind.NewObjectsTracer(a, CodeResolver(p), unwind.Options{Method: method, Policy: opt.Policy})
-		if err != nil {
+	tr, err := ProcessTracer(m, unwind.Options{Method: method, Policy: opt.Policy})
+	if err != nil {
+		if p := linux.Of(m); p != nil && p.Interp != nil && method.HasData() {
 			return fmt.Errorf("--callchain %s: %w", opt.Callchain, err)
 		}
-		rec.Chain = perMachine(m, tr.Callchain, method, opt.Policy)
-		return nil
-	}
-	data, err := os.ReadFile(prog)
-	if err != nil {
-		return err
-	}
-	// Unwind tables that cannot be used cost the callchains, not the
-	// recording (the error names the section).
-	obj, err := unwind.NewObject(prog, data)
-	var tr *unwind.Tracer
-	if err == nil {
-		tr, err = unwind.NewTracer(obj, unwind.Options{Method: method, Policy: opt.Policy})
-	}
-	if err != nil {
+		// A program's unwind tables that cannot be used cost the
+		// callchains, not the recording (the error names the section).
 		if opt.Warnings != nil {
 			fmt.Fprintf(opt.Warnings, "simrun record: warning: --callchain %s: %v; samples are recorded without callchains\n", opt.Callchain, err)
 		}
