@@ -68,6 +68,48 @@ func Timed(t *testing.T, path string, args []string, preset string, noBlocks, de
 	return tm.Stats, rec, out.String()
 }
 
+// TimedCores runs the program at path on cpus simulated CPUs, each a
+// core of preset, with the block summaries off (noBlocks) or on; it
+// returns each core's statistics and what the program printed.
+func TimedCores(t *testing.T, path string, cpus int, preset string, noBlocks bool) ([]timing.Stats, string) {
+	t.Helper()
+	p, err := timing.PresetByName(preset)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	m, err := linux.Load(path, linux.Config{Args: []string{path}, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Seed: 1, CPUs: cpus})
+	require.NoError(t, err)
+	cores, err := timing.EnableCores(m, p, cpus)
+	require.NoError(t, err)
+	for _, c := range cores {
+		c.NoBlocks = noBlocks
+	}
+	exit, err := m.Run()
+	require.NoError(t, err)
+	require.Nil(t, exit.Fault)
+	var stats []timing.Stats
+	for _, c := range cores {
+		stats = append(stats, c.Stats)
+	}
+	require.Equal(t, m.Insns, timing.Total(cores).Insns, "every retired instruction is timed")
+	return stats, out.String()
+}
+
+// CheckExactCores runs the multi-threaded program at path on 2 and 4
+// CPUs with and without block summaries: every core's cycles and
+// statistics, and the output, must be the same (a core of several times
+// a run with a store from its summary only when nothing in the
+// coherence directory would change).
+func CheckExactCores(t *testing.T, path string) {
+	t.Helper()
+	for _, cpus := range []int{2, 4} {
+		ref, refOut := TimedCores(t, path, cpus, "neoverse-n1", true)
+		got, gotOut := TimedCores(t, path, cpus, "neoverse-n1", false)
+		require.Equal(t, ref, got, "%d CPUs: statistics per core", cpus)
+		require.Equal(t, refOut, gotOut)
+		require.NotZero(t, ref[1].L1DAccess, "%d CPUs: the second core ran", cpus)
+	}
+}
+
 // CheckExact runs the program with and without block summaries, with and
 // without detail requests (which force the slow path around the wanted
 // operations), on a fast and a slow-memory preset: the cycles,

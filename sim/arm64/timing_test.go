@@ -24,6 +24,18 @@ func TestBlockTimingExact(t *testing.T) {
 	}
 }
 
+// TestBlockTimingExactCores: with several cores, runs with stores are
+// timed from their summaries only where operation-by-operation timing
+// would give the same: every core's statistics equal the summaries-off
+// run's, on the false-sharing pair and worksplit.
+func TestBlockTimingExactCores(t *testing.T) {
+	for _, b := range programs.ThreadBinaries("arm64") {
+		if b.Config.Name == "aarch64-thr-O2" && (b.Name == "falseshare" || b.Name == "padded" || b.Name == "worksplit") {
+			t.Run(b.Name, func(t *testing.T) { timingtest.CheckExactCores(t, b.Path) })
+		}
+	}
+}
+
 // TestBlockTimingSelfModifying: a run summarised on the first pass is not
 // reused after the program rewrites an instruction inside it (the second
 // pass multiplies where the first added, and the next add waits for it).

@@ -134,3 +134,15 @@ func checkExactCode(t *testing.T, code []byte) {
 	got, _, _ := timingtest.Timed(t, path, nil, "neoverse-n1", false, false)
 	require.Equal(t, ref, got)
 }
+
+// TestBlockTimingExactCores: with several cores, runs with stores are
+// timed from their summaries only where operation-by-operation timing
+// would give the same: every core's statistics equal the summaries-off
+// run's, on the false-sharing pair and worksplit.
+func TestBlockTimingExactCores(t *testing.T) {
+	for _, b := range programs.ThreadBinaries("s390x") {
+		if b.Config.Name == "s390x-thr-O2" && (b.Name == "falseshare" || b.Name == "padded" || b.Name == "worksplit") {
+			t.Run(b.Name, func(t *testing.T) { timingtest.CheckExactCores(t, b.Path) })
+		}
+	}
+}

@@ -52,6 +52,10 @@ func (s LineState) String() string {
 type Directory struct {
 	cores int
 	lines map[uint64]dirEntry
+	// gen counts the requests that may have changed a line's state
+	// (Load, Store, Evict): a core's record of the lines it owns
+	// (Model.owned) holds while gen is unchanged.
+	gen uint64
 }
 
 // dirEntry is one line's holders.
@@ -109,6 +113,7 @@ func (d *Directory) State(core int, line uint64) LineState {
 // data from an owning peer (which keeps a Shared copy, writing back a
 // modified one) or else from the shared cache or memory.
 func (d *Directory) Load(core int, line uint64) Snoop {
+	d.gen++
 	s := Snoop{Peer: -1}
 	bit := uint64(1) << core
 	e, ok := d.lines[line]
@@ -134,6 +139,7 @@ func (d *Directory) Load(core int, line uint64) Snoop {
 // the data comes from an owning peer, or else from the shared cache or
 // memory (a read for ownership).
 func (d *Directory) Store(core int, line uint64) Snoop {
+	d.gen++
 	s := Snoop{Peer: -1}
 	bit := uint64(1) << core
 	e, ok := d.lines[line]
@@ -154,6 +160,7 @@ func (d *Directory) Store(core int, line uint64) Snoop {
 // Evict records that line left core's private caches; it reports whether
 // the copy was modified (written back to the shared cache).
 func (d *Directory) Evict(core int, line uint64) (writeBack bool) {
+	d.gen++
 	bit := uint64(1) << core
 	e, ok := d.lines[line]
 	if !ok || e.holders&bit == 0 {

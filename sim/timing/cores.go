@@ -298,6 +298,73 @@ func (t *Model) accessShared(ea uint64, in *cpu.OpInfo, m *memResult) {
 	}
 }
 
+// ownsHot reports whether every access of blk, a stepped run of a core
+// of several (vals: its operations' values, infos: their descriptions),
+// hits a hot line (see TimeBatch) and every store and atomic one a line
+// this core owns (Exclusive or Modified). Then accessShared would change
+// nothing for any of them (no upgrade, no directory request) and would
+// time each as one core's L1D hit, so the run is timed from its summary
+// as one core's is; it counts the hits as TimeBatch's inline path does.
+// Ownership is remembered in t.owned while the directory is unchanged.
+func (t *Model) ownsHot(infos []cpu.OpInfo, vals []uint64, blk *timingBlock) bool {
+	dir := t.co.dir
+	if t.ownedGen != dir.gen {
+		clear(t.owned[:])
+		t.ownedGen = dir.gen
+	}
+	shift := min(t.tlb.pageShift, t.l1.lineShift) & 63
+	for _, m := range blk.mem {
+		ea := vals[memOp(m)]
+		if line := ea >> shift; t.hot[line&(hotLines-1)] != line+1 {
+			if !t.tlb.holds(ea) || !t.l1.hitMRU(ea) {
+				return false
+			}
+			t.hot[line&(hotLines-1)] = line + 1
+		}
+		if c := infos[memSlot(m)].Class; c != cpu.ClassStore && c != cpu.ClassLoadAtomic {
+			continue
+		}
+		if line := ea >> (t.l1.lineShift & 63); t.owned[line&(hotLines-1)] != line+1 {
+			if dir.State(t.core, line) < Exclusive {
+				return false
+			}
+			t.owned[line&(hotLines-1)] = line + 1
+		}
+	}
+	t.hits += uint64(len(blk.mem))
+	return true
+}
+
+// cutKey names a run's first n operations, described from info on.
+type cutKey struct {
+	info *cpu.OpInfo
+	n    int
+}
+
+// maxCuts bounds Model.cuts; a full map starts again empty.
+const maxCuts = 1 << 12
+
+// cutBlock returns the summary of the first n operations described by
+// infos[0] on, at pc, of a run the batch's end cuts (nil if they cannot
+// be summarised). With several cores a batch ends every few dozen
+// operations (linux.DefaultCoreStep), mostly inside a run, and where a
+// thread stops in a loop repeats; timed operation by operation, these
+// ends cost a core of several a third of its timing. They are
+// summarised as a run that ends there, kept beside the run's own
+// summary, which they must not replace.
+func (t *Model) cutBlock(infos []cpu.OpInfo, pc uint64, n int, shift uint) *timingBlock {
+	k := cutKey{&infos[0], n}
+	if b, ok := t.cuts[k]; ok && (b == nil || b.gen&^steppedGen == t.codeGen) {
+		return b
+	}
+	if t.cuts == nil || len(t.cuts) >= maxCuts {
+		t.cuts = make(map[cutKey]*timingBlock)
+	}
+	b, _ := t.buildBlock(infos, pc, n, false, false, shift)
+	t.cuts[k] = b
+	return b
+}
+
 // drop takes addr's line out of the private caches of the cores in mask.
 func (c *cluster) drop(mask, addr uint64) {
 	for ; mask != 0; mask &= mask - 1 {

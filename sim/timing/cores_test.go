@@ -217,3 +217,42 @@ func FuzzCores(f *testing.F) {
 		}
 	})
 }
+
+// TestOwnsHot: a core of several times a run with a store from its
+// summary only while the directory says it owns the stored line: after
+// a peer's load (the line Shared) or store (gone) it must not, though
+// the line may still be the most recent of its L1D set.
+func TestOwnsHot(t *testing.T) {
+	p, _ := PresetByName("neoverse-n1")
+	cores, err := NewCores(p, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const addr = 0x12340
+	for _, c := range cores {
+		c.tlb.access(addr)
+	}
+	infos := []cpu.OpInfo{{Class: cpu.ClassStore, Access: 8}}
+	blk := &timingBlock{mem: []uint64{0}} // operation 0, described by infos[0]
+	vals := []uint64{addr}
+	do := func(core int, class cpu.OpClass) {
+		var m memResult
+		cores[core].access(addr, &cpu.OpInfo{Class: class, Access: 8}, &m)
+	}
+	for i, step := range []struct {
+		core  int
+		class cpu.OpClass
+		owns  bool
+	}{
+		{0, cpu.ClassStore, true},  // M
+		{1, cpu.ClassLoad, false},  // S: a store must upgrade
+		{0, cpu.ClassStore, true},  // the upgrade: M again
+		{1, cpu.ClassStore, false}, // gone
+		{0, cpu.ClassLoad, false},  // S (peer-core)
+	} {
+		do(step.core, step.class)
+		if got := cores[0].ownsHot(infos, vals, blk); got != step.owns {
+			t.Errorf("step %d: core 0 owns the hot line: %v, want %v", i, got, step.owns)
+		}
+	}
+}

@@ -283,6 +283,12 @@ type Model struct {
 	// which then runs none of that code.
 	co   *cluster
 	core int // this core's number in co
+	// owned holds lines (in L1D lines), each +1 at index line%hotLines,
+	// that this core owns (Exclusive or Modified) as the directory said
+	// at its gen ownedGen (ownsHot).
+	owned    [hotLines]uint64
+	ownedGen uint64
+	cuts     map[cutKey]*timingBlock // cutBlock's summaries
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
@@ -499,23 +505,24 @@ func (t *Model) summarised(blk *timingBlock, infos []cpu.OpInfo, pc uint64, more
 // It returns where the walk goes on and how many operations it timed.
 func (t *Model) slowRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, end int, after uint64, cut bool) ([]cpu.OpInfo, uint64, int) {
 	blk, n := (*timingBlock)(infos[0].Summary), 0
-	if blk != nil && blk.stepped && blk.gen == t.codeGen^steppedGen && i+int(blk.n) <= end {
+	fits := blk != nil && i+int(blk.n) <= end
+	switch {
+	case fits && blk.gen == t.codeGen^steppedGen:
 		// a run with a store on a core of several (cores.go)
-		infos, pc = t.stepOps(b, infos, pc, i, int(blk.n), end, after)
-		return infos, pc, int(blk.n)
-	}
-	if blk == nil || i+int(blk.n) > end || blk.gen != t.codeGen {
+	case !fits || blk.gen != t.codeGen:
 		if blk, n = t.buildBlock(infos, pc, end-i, cut, false, b.Shift); blk != nil {
 			infos[0].Summary = unsafe.Pointer(blk)
+		} else if cut && n == end-i && t.co != nil && !t.NoBlocks {
+			blk = t.cutBlock(infos, pc, n, b.Shift) // the batch ends inside the run
 		}
 	}
-	if blk != nil && blk.stepped {
+	if blk != nil {
 		n = int(blk.n)
-	} else if blk != nil {
-		n = int(blk.n)
-		if !t.NoBlocks && i+n <= t.nextWant && t.blockAccesses(infos, b.Vals[i:i+n], blk, 0) {
-			infos, pc = t.summarised(blk, infos, pc, i+n < end, after)
-			return infos, pc, n
+		if !t.NoBlocks && i+n <= t.nextWant {
+			if blk.stepped && t.ownsHot(infos, b.Vals[i:i+n], blk) || !blk.stepped && t.blockAccesses(infos, b.Vals[i:i+n], blk, 0) {
+				infos, pc = t.summarised(blk, infos, pc, i+n < end, after)
+				return infos, pc, n
+			}
 		}
 	}
 	infos, pc = t.stepOps(b, infos, pc, i, n, end, after)
