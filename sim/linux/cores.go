@@ -165,23 +165,16 @@ func (s *System) coreSlice(t *thread) uint64 {
 	return max(min(q, step), 1)
 }
 
-// noteWakes makes the threads that became runnable since the last
-// scheduling decision start no earlier than now, the time it was
+// noteWake makes t, if it became runnable (run) since the last
+// scheduling decision, start no earlier than now, the time it was
 // noticed (a waker's, or the time an idle system jumped to), and
-// remembers which threads are runnable.
-func (s *System) noteWakes(now uint64) {
-	for _, q := range s.procs {
-		if q.ended {
-			continue
-		}
-		for _, t := range q.threads {
-			run := t.state == threadRunnable
-			if run && !t.wasRunnable {
-				t.readyAt = max(t.readyAt, now)
-			}
-			t.wasRunnable = run
-		}
+// remembers whether it is runnable. nextRunnable notes every live
+// thread's at each decision.
+func (s *System) noteWake(t *thread, run bool, now uint64) {
+	if run && !t.wasRunnable {
+		t.readyAt = max(t.readyAt, now)
 	}
+	t.wasRunnable = run
 }
 
 // startAt is when t can start: the later of its core's clock and the time
@@ -222,7 +215,7 @@ func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
 	held := s.held
 	clear(held)
 	for _, c := range ready {
-		held[c.t.core] = held[c.t.core] || s.coreThr[c.t.core] == c.t
+		held[c.core] = held[c.core] || s.coreThr[c.core] == c.t
 	}
 	// the earliest start among the eligible, and of those the first in
 	// tid order after the running thread (ready is in tid order), else
@@ -232,14 +225,14 @@ func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
 	var best uint64
 	for i := range ready {
 		c := &ready[i]
-		if held[c.t.core] && s.coreThr[c.t.core] != c.t {
+		if held[c.core] && s.coreThr[c.core] != c.t {
 			continue
 		}
-		at := s.startAt(c.t)
+		at := max(s.coreNow[c.core], c.t.readyAt) // startAt
 		if first == nil || at < best {
 			first, after, best = c, nil, at
 		}
-		if at == best && after == nil && c.t.tid > cur {
+		if at == best && after == nil && c.tid > cur {
 			after = c
 		}
 	}
@@ -249,10 +242,13 @@ func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
 	return first.p, first.t
 }
 
-// cand is a runnable thread of a live process.
+// cand is a runnable thread of a live process, with its tid and core
+// (read once: the scheduler compares them many times).
 type cand struct {
-	p *Process
-	t *thread
+	p    *Process
+	t    *thread
+	tid  uint64
+	core int
 }
 
 // CPUs is how many CPUs the run simulates (Config.CPUs).

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -367,8 +368,7 @@ func (s *System) reschedule(p *Process) {
 func (s *System) schedule() (*Process, *thread) {
 	c := s.cur
 	if s.cpus > 1 {
-		s.leaveCore()
-		s.noteWakes(c.monoNow())
+		s.leaveCore() // (the threads' wakes are noted below, at the same time)
 	}
 	for jumps := 0; ; jumps++ {
 		s.pumpHost(0)
@@ -384,10 +384,7 @@ func (s *System) schedule() (*Process, *thread) {
 			q.fireTimers()
 			q.wakeDue(now)
 		}
-		if s.cpus > 1 {
-			s.noteWakes(now)
-		}
-		if q, t := s.nextRunnable(); t != nil {
+		if q, t := s.nextRunnable(now); t != nil {
 			return q, t
 		}
 		var next uint64
@@ -429,8 +426,10 @@ func (s *System) schedule() (*Process, *thread) {
 
 // nextRunnable is the first runnable thread after the running one in tid
 // order over all live processes, wrapping around; the random scheduler
-// (the first process's generator) picks any runnable one.
-func (s *System) nextRunnable() (*Process, *thread) {
+// (the first process's generator) picks any runnable one. With several
+// CPUs it notes every thread's wake at now (noteWake) and picks as
+// nextOnCores says.
+func (s *System) nextRunnable(now uint64) (*Process, *thread) {
 	ready := s.ready[:0] // (reused: with several CPUs this runs every few dozen instructions)
 	defer func() { s.ready = ready[:0] }()
 	for _, q := range s.procs {
@@ -438,15 +437,21 @@ func (s *System) nextRunnable() (*Process, *thread) {
 			continue
 		}
 		for _, t := range q.threads {
-			if t.state == threadRunnable {
-				ready = append(ready, cand{q, t})
+			run := t.state == threadRunnable
+			if run {
+				ready = append(ready, cand{q, t, t.tid, t.core})
+			}
+			if s.cpus > 1 {
+				s.noteWake(t, run, now)
 			}
 		}
 	}
 	if len(ready) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(ready, func(a, b cand) int { return int(a.t.tid) - int(b.t.tid) })
+	if tidOrder := func(a, b cand) int { return cmp.Compare(a.tid, b.tid) }; !slices.IsSortedFunc(ready, tidOrder) {
+		slices.SortFunc(ready, tidOrder) // (a process's threads come in tid order; processes may not)
+	}
 	if s.first.schedRng != 0 {
 		c := ready[xorshiftPick(&s.first.schedRng, len(ready))]
 		return c.p, c.t
