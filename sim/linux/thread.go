@@ -203,10 +203,7 @@ func (p *Process) setSlice() {
 func (p *Process) Preempt(m *cpu.Machine) { p.preempt() }
 
 // monoNow is the monotonic clock in nanoseconds.
-func (p *Process) monoNow() uint64 {
-	ns, _ := p.clockNanos(clockMonotonic)
-	return ns
-}
+func (p *Process) monoNow() uint64 { return p.VirtualNanos() + p.clockOff } // clockNanos(clockMonotonic)
 
 // reschedule runs the next thread: expired timers fire, waiters whose
 // deadline has passed wake (a futex wait with ETIMEDOUT), the first

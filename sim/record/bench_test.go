@@ -2,12 +2,14 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"simrun/programs"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 )
@@ -45,5 +47,36 @@ func BenchmarkRecord(b *testing.B) {
 				b.ReportMetric(float64(insns)/b.Elapsed().Seconds()/1e6, "MIPS")
 			})
 		}
+	}
+}
+
+// BenchmarkRecordCores: simrun record (SFrame callchains, an SPE unit
+// per CPU) of arm64 worksplit, four threads doing the same work, on 1, 2
+// and 4 CPUs: guest MIPS, against one CPU's, is what the cores cost a
+// recording (linux.DefaultCoreStep scheduling, the coherence directory,
+// one unit and recorder per CPU).
+func BenchmarkRecordCores(b *testing.B) {
+	var prog string
+	for _, bin := range programs.ThreadBinaries("arm64") {
+		if bin.Config.Name == "aarch64-thr-O2" && bin.Name == "worksplit" {
+			prog = bin.Path
+		}
+	}
+	if prog == "" {
+		b.Fatal("no arm64 worksplit")
+	}
+	for _, n := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("cpus%d", n), func(b *testing.B) {
+			var insns uint64
+			for b.Loop() {
+				r, err := Record(context.Background(), linux.Config{Args: []string{prog}, Stdin: strings.NewReader(""),
+					Stdout: io.Discard, Stderr: io.Discard, Seed: 1, CPUs: n}, Options{Period: 1024, Callchain: "sframe"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				insns += r.Insns()
+			}
+			b.ReportMetric(float64(insns)/b.Elapsed().Seconds()/1e6, "MIPS")
+		})
 	}
 }

@@ -335,35 +335,32 @@ func (t *Model) ownsHot(infos []cpu.OpInfo, vals []uint64, blk *timingBlock) boo
 	return true
 }
 
-// cutKey names a run's first n operations, described from info on.
-type cutKey struct {
-	info *cpu.OpInfo
-	n    int
+// cutBlock returns the summary of the first n operations of the run
+// that full summarises (described by infos[0] on, at pc), which the
+// batch's end cuts; nil if they cannot be summarised. With several cores
+// a batch ends every few dozen operations (linux.DefaultCoreStep),
+// mostly inside a run, at the few places where a thread stops in a loop
+// over and over: these summaries are kept with the run's own (full.cuts),
+// which they must not replace.
+func (t *Model) cutBlock(full *timingBlock, infos []cpu.OpInfo, pc uint64, n int, shift uint) *timingBlock {
+	if full.cuts == nil {
+		full.cuts = make([]*timingBlock, full.n)
+	}
+	c := full.cuts[n]
+	if c == nil || c != noSummary && c.gen&^steppedGen != t.codeGen {
+		if c, _ = t.buildBlock(infos, pc, n, false, false, shift); c == nil {
+			c = noSummary
+		}
+		full.cuts[n] = c
+	}
+	if c == noSummary {
+		return nil
+	}
+	return c
 }
 
-// maxCuts bounds Model.cuts; a full map starts again empty.
-const maxCuts = 1 << 12
-
-// cutBlock returns the summary of the first n operations described by
-// infos[0] on, at pc, of a run the batch's end cuts (nil if they cannot
-// be summarised). With several cores a batch ends every few dozen
-// operations (linux.DefaultCoreStep), mostly inside a run, and where a
-// thread stops in a loop repeats; timed operation by operation, these
-// ends cost a core of several a third of its timing. They are
-// summarised as a run that ends there, kept beside the run's own
-// summary, which they must not replace.
-func (t *Model) cutBlock(infos []cpu.OpInfo, pc uint64, n int, shift uint) *timingBlock {
-	k := cutKey{&infos[0], n}
-	if b, ok := t.cuts[k]; ok && (b == nil || b.gen&^steppedGen == t.codeGen) {
-		return b
-	}
-	if t.cuts == nil || len(t.cuts) >= maxCuts {
-		t.cuts = make(map[cutKey]*timingBlock)
-	}
-	b, _ := t.buildBlock(infos, pc, n, false, false, shift)
-	t.cuts[k] = b
-	return b
-}
+// noSummary marks in timingBlock.cuts a cut that cannot be summarised.
+var noSummary = &timingBlock{}
 
 // drop takes addr's line out of the private caches of the cores in mask.
 func (c *cluster) drop(mask, addr uint64) {

@@ -288,7 +288,6 @@ type Model struct {
 	// at its gen ownedGen (ownsHot).
 	owned    [hotLines]uint64
 	ownedGen uint64
-	cuts     map[cutKey]*timingBlock // cutBlock's summaries
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
@@ -509,11 +508,13 @@ func (t *Model) slowRun(b *cpu.Batch, infos []cpu.OpInfo, pc uint64, i, end int,
 	switch {
 	case fits && blk.gen == t.codeGen^steppedGen:
 		// a run with a store on a core of several (cores.go)
+	case blk != nil && !fits && cut && t.co != nil && !t.NoBlocks && blk.gen&^steppedGen == t.codeGen:
+		// the batch ends inside the run (cores.go)
+		n = end - i
+		blk = t.cutBlock(blk, infos, pc, n, b.Shift)
 	case !fits || blk.gen != t.codeGen:
 		if blk, n = t.buildBlock(infos, pc, end-i, cut, false, b.Shift); blk != nil {
 			infos[0].Summary = unsafe.Pointer(blk)
-		} else if cut && n == end-i && t.co != nil && !t.NoBlocks {
-			blk = t.cutBlock(infos, pc, n, b.Shift) // the batch ends inside the run
 		}
 	}
 	if blk != nil {
