@@ -26,6 +26,7 @@ import (
 
 	"simrun/internal/oracle"
 	"simrun/programs"
+	"simrun/programs/debian"
 	"simrun/sim/cpu"
 	"simrun/sim/linux"
 	"simrun/sim/profile"
@@ -1254,4 +1255,61 @@ func forDynamic(t *testing.T, name string, f func(t *testing.T, b programs.Binar
 			f(t, b)
 		})
 	}
+}
+
+// TestRecordPlugin: a program that loads libplug.so with dlopen, runs
+// its loop (a callback into the program), unloads it, loads it again
+// (elsewhere) and at last unloads it from a callback the library called.
+// Both loads' samples are named (pprof: a Mapping for each place); once
+// the library is gone, a walk that meets its return address stops there,
+// as the kernel's unwinder finds no mapping (never data of the unmapped
+// object, never a panic); unwind check (Debian's sysroot, whose debug
+// files name ld.so's functions for unwind.expect) counts those walks as
+// stopped for want of data, with no divergence.
+func TestRecordPlugin(t *testing.T) {
+	forDynamic(t, "plugin", func(t *testing.T, b programs.Binary) {
+		for _, method := range []string{"sframe", "eh_frame"} {
+			data := filepath.Join(t.TempDir(), "perf.data")
+			st, out, stderr := run(t, "record", "-c", "1024", "--callchain", method, "-o", data, "--format", "perf,folded,pprof", b.Path)
+			require.Equal(t, 0, st, stderr)
+			require.Contains(t, out, "after unload: 49805727413")
+			folded, err := os.ReadFile(strings.TrimSuffix(data, ".data") + ".folded")
+			require.NoError(t, err)
+			assert.Regexp(t, `(?m);main;plug_work;square_mod \d+$`, string(folded), method)
+			// the walk stops at the unmapped library's return address
+			assert.Regexp(t, `(?m)^plug_drive;unload;square_mod \d+$`, string(folded), method)
+			assert.NotContains(t, string(folded), "main;plug_drive;unload;square_mod", method)
+
+			pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
+			require.NoError(t, err)
+			prof, err := pprofile.Parse(pb)
+			pb.Close()
+			require.NoError(t, err)
+			require.NoError(t, prof.CheckValid())
+			perMapping := map[uint64]int{}
+			for _, s := range prof.Sample {
+				if m := s.Location[0].Mapping; m != nil && filepath.Base(m.File) == "libplug.so" {
+					perMapping[m.Start]++
+				}
+			}
+			assert.Len(t, perMapping, 2, "%s: libplug.so's samples in a Mapping for each place it was loaded: %v", method, perMapping)
+		}
+
+		sysroot, err := debian.Sysroot(b.Config.Arch)
+		if err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatal(err)
+			}
+			t.Skip(err)
+		}
+		expect := filepath.Join("..", "..", "programs", "debian", "unwind.expect")
+		st, out, stderr := run(t, "unwind", "check", "--every", "7", "-L", sysroot, "--expect", expect, b.Path)
+		require.Equal(t, 0, st, "%s\n%s", out, stderr)
+		assert.NotContains(t, stderr, "panic")
+		assert.Regexp(t, `(?m)^    libplug\.so +\d+ checked +\d+ agree +0 diverge`, out)
+		m := regexp.MustCompile(`no coverage: (\d+) checks stopped by no unwind data`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		n, _ := strconv.Atoi(m[1])
+		assert.Greater(t, n, 100000, "the walks after the library was unloaded stop at its return address")
+	})
 }

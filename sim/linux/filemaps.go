@@ -79,6 +79,11 @@ func (p *Process) noteFileMap(f *openFile, addr, size, off, prot uint64) {
 	}
 }
 
+// MapsGen counts the changes that took file mappings away (munmap, a
+// mapping over one, mremap): what CodeAt said before a change may no
+// longer hold (unwind.Resolver).
+func (p *Process) MapsGen() uint64 { return p.mapsGen }
+
 // forgetFileMaps drops [addr, addr+size) from the file mappings (munmap,
 // or a new mapping over it), keeping what lies outside the range.
 func (p *Process) forgetFileMaps(addr, size uint64) {
@@ -92,6 +97,7 @@ func (p *Process) forgetFileMaps(addr, size uint64) {
 			kept = append(kept, m)
 			continue
 		}
+		p.mapsGen++
 		if m.start < addr {
 			lo := m
 			lo.end = addr

@@ -182,6 +182,7 @@ type Process struct {
 	// codeMaps every executable one it made, in order (see CodeMaps).
 	fileMaps []fileMap
 	codeMaps []CodeMap
+	mapsGen  uint64 // MapsGen
 }
 
 // Load reads the program at path and prepares a machine running it.

@@ -11,12 +11,16 @@ import (
 )
 
 // CodeResolver answers a multi-object tracer from the process's mappings.
-func CodeResolver(p *linux.Process) unwind.Resolver {
-	return func(addr uint64) (unwind.Mapped, bool) {
-		c, ok := p.CodeAt(addr)
-		return unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}, ok
-	}
+func CodeResolver(p *linux.Process) unwind.Resolver { return codeMaps{p} }
+
+type codeMaps struct{ p *linux.Process }
+
+func (c codeMaps) CodeAt(addr uint64) (unwind.Mapped, bool) {
+	m, ok := c.p.CodeAt(addr)
+	return unwind.Mapped{Start: m.Start, End: m.Start + m.Len, Off: m.Pgoff, Path: m.Path}, ok
 }
+
+func (c codeMaps) MapsGen() uint64 { return c.p.MapsGen() }
 
 // ObjectMaps lists the executable mappings of the process's other objects.
 func ObjectMaps(p *linux.Process) []profile.ObjectMap {
@@ -27,21 +31,23 @@ func ObjectMaps(p *linux.Process) []profile.ObjectMap {
 	return out
 }
 
-// OpenObjects reads the symbols of each object of maps once (ld.so, libc,
-// ...), with the load bias its first mapping gives; objects that are gone
-// or unreadable are left out (their pcs stay unnamed).
+// OpenObjects reads the symbols of each object of maps (ld.so, libc,
+// ...) once per load bias (an object loaded again after dlclose may be
+// elsewhere); objects that are gone or unreadable are left out (their
+// pcs stay unnamed).
 func OpenObjects(maps []profile.ObjectMap) []*profile.Binary {
 	var out []*profile.Binary
-	seen := map[string]bool{}
+	type placed struct {
+		path string
+		bias uint64
+	}
+	seen := map[placed]bool{}
 	for _, c := range maps {
-		if seen[c.Path] {
-			continue
-		}
-		seen[c.Path] = true
 		bias, ok := objectBias(c.Path, unwind.Mapped{Start: uint64(c.Start), End: uint64(c.Start + c.Len), Off: uint64(c.Pgoff), Path: c.Path})
-		if !ok {
+		if !ok || seen[placed{c.Path, bias}] {
 			continue
 		}
+		seen[placed{c.Path, bias}] = true
 		if b, err := profile.OpenBinary(c.Path, bias); err == nil {
 			out = append(out, b)
 		}

@@ -294,11 +294,12 @@ func (im *images) processImages() []profile.ProcessImage {
 		objs, ok := biases[sk.String()]
 		if !ok {
 			for _, c := range in.maps {
-				if slices.ContainsFunc(objs, func(o profile.LoadedObject) bool { return o.Path == c.Path }) {
-					continue
-				}
+				// (an object loaded again, after dlclose, may be
+				// elsewhere: each place is an object of its own)
 				if bias, ok := objectBias(c.Path, unwind.Mapped{Start: c.Start, End: c.Start + c.Len, Off: c.Pgoff, Path: c.Path}); ok {
-					objs = append(objs, profile.LoadedObject{Path: c.Path, Bias: profile.Hex(bias)})
+					if o := (profile.LoadedObject{Path: c.Path, Bias: profile.Hex(bias)}); !slices.Contains(objs, o) {
+						objs = append(objs, o)
+					}
 				}
 			}
 			biases[sk.String()] = objs

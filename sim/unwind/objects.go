@@ -27,8 +27,22 @@ type Mapped struct {
 	Path       string // host path of the file
 }
 
-// Resolver names the code mapping that holds addr (false: none).
-type Resolver func(addr uint64) (Mapped, bool)
+// Resolver is a process's code mappings, as the simulated kernel knows
+// them.
+type Resolver interface {
+	// CodeAt names the code mapping that holds addr (false: none).
+	CodeAt(addr uint64) (Mapped, bool)
+	// MapsGen changes whenever a mapping goes away or moves (munmap,
+	// a mapping over it, mremap): what CodeAt said before may no longer
+	// hold, and a tracer forgets it.
+	MapsGen() uint64
+}
+
+// ResolverFunc is a Resolver whose mappings never go away.
+type ResolverFunc func(addr uint64) (Mapped, bool)
+
+func (f ResolverFunc) CodeAt(addr uint64) (Mapped, bool) { return f(addr) }
+func (f ResolverFunc) MapsGen() uint64                    { return 0 }
 
 // objectsSource is the rowSource of a tracer over mapped objects.
 type objectsSource struct {
@@ -38,6 +52,7 @@ type objectsSource struct {
 	objects map[string]*objectData // by path: read once
 	spans   []span                 // the mappings met so far, by address
 	last    int                    // index of the span that answered last
+	gen     uint64                 // resolve.MapsGen() when spans were learned
 }
 
 // objectData is one object's unwinding data (src nil: none, for err).
@@ -69,7 +84,7 @@ func NewObjectsTracer(a *abi.ABI, resolve Resolver, opt Options) (*Tracer, error
 	}
 	src := &objectsSource{resolve: resolve, opt: opt, abi: a, objects: map[string]*objectData{}}
 	t := &Tracer{ABI: a, Method: opt.Method, Policy: opt.Policy, Syms: &Symbols{}, load: loader(a.Order), src: src,
-		Source: fmt.Sprintf("%v of each mapped object", opt.Method), rows: new(rowCache)}
+		Source: fmt.Sprintf("%v of each mapped object", opt.Method), rows: new(rowCache), maps: resolve}
 	if opt.Policy.Gap == GapFP && a.Frame.Name != "" {
 		t.fallback = &chainSource{abi: a, syms: t.Syms}
 	}
@@ -78,6 +93,11 @@ func NewObjectsTracer(a *abi.ABI, resolve Resolver, opt Options) (*Tracer, error
 
 // spanAt finds (or learns from the resolver) the mapping that holds addr.
 func (x *objectsSource) spanAt(addr uint64) *span {
+	if g := x.resolve.MapsGen(); g != x.gen {
+		// A mapping went away: a pc there has no object now (as the
+		// kernel's unwinder finds no VMA), or another one.
+		x.spans, x.last, x.gen = x.spans[:0], 0, g
+	}
 	if x.last < len(x.spans) {
 		if s := &x.spans[x.last]; addr >= s.lo && addr < s.hi {
 			return s
@@ -88,7 +108,7 @@ func (x *objectsSource) spanAt(addr uint64) *span {
 		x.last = i
 		return &x.spans[i]
 	}
-	m, ok := x.resolve(addr)
+	m, ok := x.resolve.CodeAt(addr)
 	if !ok || addr < m.Start || addr >= m.End {
 		return nil
 	}
@@ -273,6 +293,7 @@ type objectSymbols struct {
 	resolve Resolver
 	byPath  map[string]*Symbols
 	spans   []symSpan
+	gen     uint64 // resolve.MapsGen() when spans were learned
 }
 
 type symSpan struct {
@@ -287,12 +308,15 @@ func newObjectSymbols(resolve Resolver) *objectSymbols {
 }
 
 func (o *objectSymbols) span(pc uint64) *symSpan {
+	if g := o.resolve.MapsGen(); g != o.gen {
+		o.spans, o.gen = o.spans[:0], g
+	}
 	for i := range o.spans {
 		if s := &o.spans[i]; pc >= s.lo && pc < s.hi {
 			return s
 		}
 	}
-	m, ok := o.resolve(pc)
+	m, ok := o.resolve.CodeAt(pc)
 	if !ok || pc < m.Start || pc >= m.End {
 		return nil
 	}

@@ -30,14 +30,14 @@ func TestObjectsTracerBadObjects(t *testing.T) {
 		files[0x30000] = s390x[0]
 	}
 	asked := map[string]int{}
-	resolve := func(addr uint64) (Mapped, bool) {
+	resolve := ResolverFunc(func(addr uint64) (Mapped, bool) {
 		base := addr &^ 0xffff
 		p, ok := files[base]
 		if ok {
 			asked[p]++
 		}
 		return Mapped{Start: base, End: base + 0x10000, Path: p}, ok
-	}
+	})
 	for _, method := range []Method{MethodSFrame, MethodEHFrame} {
 		tr, err := NewObjectsTracer(a, resolve, Options{Method: method})
 		require.NoError(t, err)
@@ -77,9 +77,9 @@ func TestObjectsShared(t *testing.T) {
 	}
 	a, err := abi.ForMachine(elf.EM_AARCH64, nil)
 	require.NoError(t, err)
-	resolve := func(addr uint64) (Mapped, bool) {
+	resolve := ResolverFunc(func(addr uint64) (Mapped, bool) {
 		return Mapped{Start: 0x10000000, End: 0x20000000, Path: libc}, addr >= 0x10000000 && addr < 0x20000000
-	}
+	})
 	var datas []*objectData
 	for range 2 {
 		tr, err := NewObjectsTracer(a, resolve, Options{Method: MethodSFrame})

@@ -99,6 +99,10 @@ type Tracer struct {
 	// rows caches the data sources' answers by lookup address: walks at
 	// consecutive instructions look the same return addresses up.
 	rows *rowCache
+	// maps, for a tracer over mapped objects, tells when mappings went
+	// away (Resolver.MapsGen): the rows learned before (at rowsGen) go.
+	maps    Resolver
+	rowsGen uint64
 }
 
 const rowCacheSize = 1024 // a power of two
@@ -213,6 +217,12 @@ func (t *Tracer) WalkDetail(mem *cpu.Memory, pc uint64, regs Regs, w *Walk) {
 }
 
 func (t *Tracer) walk(mem *cpu.Memory, pc uint64, regs Regs, w *Walk, detail bool) {
+	if t.maps != nil {
+		if g := t.maps.MapsGen(); g != t.rowsGen {
+			clear(t.rows[:])
+			t.rowsGen = g
+		}
+	}
 	w.PCs = w.PCs[:0]
 	w.Frames = w.Frames[:0]
 	w.Stop = Stop{}
