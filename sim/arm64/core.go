@@ -28,10 +28,12 @@ type Core struct {
 	vals   *[cpu.LogBatch]uint64
 	logged inst // the instruction of a marked slot (logValue)
 
-	// Exclusive monitor.
+	// Exclusive monitor; exclVal holds the exclSize bytes the
+	// load-exclusive read (ResumeThread).
 	exclAddr  uint64
 	exclSize  uint8
 	exclValid bool
+	exclVal   [2]uint64
 
 	m      *cpu.Machine
 	mem    *cpu.Memory

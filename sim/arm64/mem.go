@@ -261,7 +261,7 @@ func (c *Core) exclusive(in *inst) bool {
 			return false
 		}
 		x[in.rd] = v
-		c.exclAddr, c.exclSize, c.exclValid = addr, 1<<size, true
+		c.exclAddr, c.exclSize, c.exclValid, c.exclVal[0] = addr, 1<<size, true, v
 	case opLdxp:
 		lo, hi, ok := c.loadPair(addr, size)
 		if !ok {
@@ -269,6 +269,10 @@ func (c *Core) exclusive(in *inst) bool {
 		}
 		x[in.rd], x[in.ra] = lo, hi
 		c.exclAddr, c.exclSize, c.exclValid = addr, 2<<size, true
+		c.exclVal = [2]uint64{lo, hi}
+		if size == 2 {
+			c.exclVal = [2]uint64{lo | hi<<32, 0} // the 8 bytes as one
+		}
 	case opStxr, opStxp:
 		width := uint8(1 << size)
 		if in.op == opStxp {

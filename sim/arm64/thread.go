@@ -1,6 +1,10 @@
 package arm64
 
-import "simrun/sim/cpu"
+import (
+	"math/bits"
+
+	"simrun/sim/cpu"
+)
 
 // threadContext is one guest thread's user state while another runs on
 // the core (cpu.ThreadCore): the general, SIMD&FP and system registers
@@ -13,6 +17,11 @@ type threadContext struct {
 	fpcr, fpsr     uint32
 	pc             uint64
 	tpidr, tpidrro uint64
+	// the exclusive monitor, for ResumeThread
+	exclAddr  uint64
+	exclSize  uint8
+	exclValid bool
+	exclVal   [2]uint64
 }
 
 // SaveThread copies the running thread's state (cpu.ThreadCore).
@@ -25,6 +34,7 @@ func (c *Core) SaveThread(into any) any {
 	t.v = c.v
 	t.nzcv, t.fpcr, t.fpsr = c.nzcv, c.fpcr, c.fpsr
 	t.pc, t.tpidr, t.tpidrro = c.pc, c.tpidr, c.tpidrro
+	t.exclAddr, t.exclSize, t.exclValid, t.exclVal = c.exclAddr, c.exclSize, c.exclValid, c.exclVal
 	return t
 }
 
@@ -38,9 +48,38 @@ func (c *Core) LoadThread(ctx any) {
 	c.v = t.v
 	c.nzcv, c.fpcr, c.fpsr = t.nzcv, t.fpcr, t.fpsr
 	c.pc, c.tpidr, c.tpidrro = t.pc, t.tpidr, t.tpidrro
-	c.exclValid = false
+	c.exclAddr, c.exclSize, c.exclValid, c.exclVal = 0, 0, false, [2]uint64{}
 	c.alignPending = false
 }
+
+// ResumeThread is LoadThread for a thread that goes on on a core that
+// ran nothing else since it stopped (cpu.Resumer: with several CPUs, the
+// other cores ran meanwhile, but no exception return cleared this core's
+// local monitor). The monitor stays armed unless the bytes it marks no
+// longer hold what the load-exclusive read: another core's store to them
+// clears the global monitor (Arm ARM B2.9). Like qemu-user's
+// store-exclusive, it compares values: a store of the same value back
+// goes unseen.
+func (c *Core) ResumeThread(ctx any) {
+	c.LoadThread(ctx)
+	t := ctx.(*threadContext)
+	if !t.exclValid {
+		return
+	}
+	var now [2]uint64
+	ok := true
+	switch t.exclSize {
+	case 16:
+		now[0], now[1], ok = c.loadPair(t.exclAddr, 3)
+	default:
+		now[0], ok = c.loadN(t.exclAddr, uint8(bits.TrailingZeros8(t.exclSize)))
+	}
+	if ok && now == t.exclVal {
+		c.exclAddr, c.exclSize, c.exclValid, c.exclVal = t.exclAddr, t.exclSize, true, t.exclVal
+	}
+}
+
+var _ cpu.Resumer = (*Core)(nil)
 
 // SetTLS sets TPIDR_EL0, as clone's CLONE_SETTLS does.
 func (c *Core) SetTLS(tls uint64) { c.tpidr = tls }
@@ -91,7 +130,7 @@ func (c *Core) Checkpoint(into any) any {
 func (c *Core) Rewind(ctx any) {
 	k := ctx.(*checkpoint)
 	c.LoadThread(&k.t)
-	c.exclAddr, c.exclSize, c.exclValid = k.exclAddr, k.exclSize, k.exclValid
+	c.exclAddr, c.exclSize, c.exclValid, c.exclVal = k.exclAddr, k.exclSize, k.exclValid, k.t.exclVal
 	c.alignErr, c.alignPending = k.alignErr, k.alignPending
 }
 

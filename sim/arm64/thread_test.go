@@ -37,3 +37,46 @@ func TestThreadContext(t *testing.T) {
 	require.Equal(t, uint64(0xabcd00), c.tpidr)
 	require.Equal(t, uint64(0x7ff0), c.x[rSP])
 }
+
+// TestResumeThread: a thread resumed on a core that ran nothing else
+// (cpu.Resumer) keeps its exclusive monitor while the marked bytes hold
+// what its load-exclusive read, so its store-exclusive succeeds; another
+// core's store there (a different value) clears it; LoadThread, a context
+// switch on the core, always clears it.
+func TestResumeThread(t *testing.T) {
+	m := cpu.NewMachine(Arch)
+	const page = 0x10000
+	require.NoError(t, m.Mem.Map(page, cpu.PageSize, cpu.PermR|cpu.PermW))
+	c := newCore(m).(*Core)
+	for _, tc := range []struct {
+		name   string
+		width  int    // bytes the load-exclusive marks (16: an ldxp of two x registers)
+		other  uint64 // what another core stores over the first 8 bytes (0: nothing)
+		resume bool
+		want   bool // the monitor still armed
+	}{
+		{"resumed, untouched", 8, 0, true, true},
+		{"resumed, pair untouched", 16, 0, true, true},
+		{"resumed, another core stored", 8, 0x77, true, false},
+		{"resumed, pair's first half stored", 16, 0x77, true, false},
+		{"context switch", 8, 0, false, false},
+	} {
+		require.True(t, m.Mem.Store64LE(page, 0x1111))
+		require.True(t, m.Mem.Store64LE(page+8, 0x2222))
+		c.exclAddr, c.exclSize, c.exclValid, c.exclVal = page, uint8(tc.width), true, [2]uint64{0x1111, 0}
+		if tc.width == 16 {
+			c.exclVal[1] = 0x2222
+		}
+		ctx := c.SaveThread(nil)
+		c.LoadThread(&threadContext{}) // another thread runs, on another core or this one
+		if tc.other != 0 {
+			require.True(t, m.Mem.Store64LE(page, tc.other))
+		}
+		if tc.resume {
+			c.ResumeThread(ctx)
+		} else {
+			c.LoadThread(ctx)
+		}
+		require.Equal(t, tc.want, c.exclValid, tc.name)
+	}
+}

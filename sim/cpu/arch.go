@@ -191,6 +191,15 @@ type ThreadCore interface {
 	SetTLS(tls uint64)
 }
 
+// Resumer is implemented by ThreadCores that hold state between
+// instructions a context switch clears (the arm64 exclusive monitor):
+// ResumeThread is LoadThread for a thread whose core ran no other thread
+// since it stopped (with several CPUs, at the end of a scheduling step),
+// keeping what the core still holds for it.
+type Resumer interface {
+	ResumeThread(ctx any)
+}
+
 // Checkpointer is implemented by cores whose whole state between two
 // instructions can be saved and set back, including what LoadThread
 // forgets (the arm64 exclusive monitor): a debugger's reverse execution

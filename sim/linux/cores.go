@@ -142,13 +142,15 @@ func (s *System) leaveCore() {
 // ends within the loop moves the figure), 1.25 at 100.
 const DefaultCoreStep = 50
 
-// MinCoreStep bounds Config.CoreStep from below. A switch between
-// threads clears arm64's exclusive monitor (as Linux's exception return
-// does), so a load-exclusive/store-exclusive loop longer than a step
-// would fail for ever; Arm guarantees such loops' forward progress only
-// when they are short (within 128 bytes of code, 32 instructions), and
-// a step at least that long lets every retry of one succeed.
-const MinCoreStep = 32
+// MinCoreStep bounds Config.CoreStep from below: a step of one
+// instruction interleaves the cores instruction by instruction. A
+// thread's arm64 exclusive monitor survives the steps of other cores (its
+// own core ran nothing else: cpu.Resumer) unless one of them stored to
+// the bytes it marks, so a load-exclusive/store-exclusive loop cut by a
+// step still succeeds; only a context switch on its own core (the end of
+// its quantum, a blocking call) clears it, as Linux's exception return
+// does.
+const MinCoreStep = 1
 
 // coreSlice is how many instructions t, starting a step, runs: a step,
 // or what is left of its quantum if less.
@@ -183,8 +185,9 @@ func (s *System) startAt(t *thread) uint64 { return max(s.coreNow[t.core], t.rea
 
 // enterCore makes q's machine run t on t's core: the machine's timer is
 // that core's model (with the timing model on), and the clock is where
-// t starts.
-func (s *System) enterCore(q *Process, t *thread) {
+// t starts. It reports whether t resumes: the core ran no other thread
+// since t stopped there (no context switch on it).
+func (s *System) enterCore(q *Process, t *thread) (resume bool) {
 	if mc, ok := q.Machine.Timing.(onCore); ok {
 		q.Machine.Timing = mc.OnCore(t.core)
 	}
@@ -194,41 +197,63 @@ func (s *System) enterCore(q *Process, t *thread) {
 	if s.coreThr[t.core] != t {
 		s.coreThr[t.core], s.coreUsed[t.core] = t, 0
 	}
-	if last := s.coreLast[t.core]; last != t {
+	last := s.coreLast[t.core]
+	if last != t {
 		if last != nil {
 			q.switches++ // a context switch on that CPU
 		}
 		s.coreLast[t.core] = t
 	}
 	s.stepStart = q.Insns
+	return last == t
 }
 
-// nextOnCores is nextRunnable with several CPUs: of the runnable
-// threads (on a core whose thread's quantum goes on, only that one), the
+// nextOnCores is nextRunnable with several CPUs. Each core offers one
+// of its runnable threads: the one whose quantum goes on there, else the
 // one that can start earliest, ties to the first in tid order after the
-// running one.
+// thread that ran there last (round robin on the core, as with one CPU).
+// Of the cores' threads, the one that can start earliest runs, ties to
+// the first in tid order after the running one.
 func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
 	if p := s.cur; !p.ended && p.locked != nil && p.locked.state == threadRunnable {
 		return p, p.locked // a debugger's scheduler locking (LockScheduler), as with one CPU
 	}
-	// a core whose thread's quantum goes on runs only that thread
-	held := s.held
-	clear(held)
-	for _, c := range ready {
-		held[c.core] = held[c.core] || s.coreThr[c.core] == c.t
+	offer := s.offer // each core's thread: an index in ready, or -1
+	for k := range offer {
+		offer[k] = -1
 	}
-	// the earliest start among the eligible, and of those the first in
-	// tid order after the running thread (ready is in tid order), else
-	// the first
+	for i := range ready {
+		c := &ready[i]
+		k := c.core
+		switch o := offer[k]; {
+		case o >= 0 && s.coreThr[k] == ready[o].t: // its quantum goes on
+		case s.coreThr[k] == c.t, o < 0:
+			offer[k] = i
+		default:
+			// (the round robin's order: how far after the core's last
+			// thread a tid comes, wrapping)
+			var last uint64
+			if l := s.coreLast[k]; l != nil {
+				last = l.tid
+			}
+			at, ato := s.startAt(c.t), s.startAt(ready[o].t)
+			if at < ato || at == ato && c.tid-last-1 < ready[o].tid-last-1 {
+				offer[k] = i
+			}
+		}
+	}
+	// the earliest start among the cores' threads, and of those the
+	// first in tid order after the running thread (ready is in tid
+	// order), else the first
 	cur := s.cur.cur.tid
 	var first, after *cand
 	var best uint64
 	for i := range ready {
 		c := &ready[i]
-		if held[c.core] && s.coreThr[c.core] != c.t {
+		if offer[c.core] != i {
 			continue
 		}
-		at := max(s.coreNow[c.core], c.t.readyAt) // startAt
+		at := s.startAt(c.t)
 		if first == nil || at < best {
 			first, after, best = c, nil, at
 		}

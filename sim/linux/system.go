@@ -75,7 +75,7 @@ type System struct {
 	coreUsed  []uint64
 	stepStart uint64
 	ready     []cand // nextRunnable's list, reused
-	held      []bool // nextOnCores's, reused
+	offer     []int // nextOnCores's, reused
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
@@ -101,7 +101,7 @@ func newSystem(p *Process) *System {
 	s.cpus = max(p.Cfg.CPUs, 1)
 	if s.cpus > 1 {
 		s.coreNow = make([]uint64, s.cpus)
-		s.coreThr, s.coreUsed, s.held = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]bool, s.cpus)
+		s.coreThr, s.coreUsed, s.offer = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]int, s.cpus)
 		s.coreLast = make([]*thread, s.cpus)
 	}
 	return s
@@ -307,11 +307,12 @@ func (s *System) enterDeadlock() {
 func (s *System) enter(q *Process, t *thread) {
 	now := s.cur.monoNow()
 	q.clockOff = now - q.VirtualNanos()
+	resume := false
 	if s.cpus > 1 {
-		s.enterCore(q, t)
+		resume = s.enterCore(q, t)
 	}
 	s.switched(q)
-	q.switchTo(t)
+	q.switchTo(t, resume)
 	if !q.Exited() {
 		q.setSlice()
 	}
@@ -348,10 +349,11 @@ func (s *System) reschedule(p *Process) {
 		s.deadlocked = true
 		p.Yield()
 	case q == p:
+		resume := false
 		if s.cpus > 1 {
-			s.enterCore(p, t)
+			resume = s.enterCore(p, t)
 		}
-		p.switchTo(t)
+		p.switchTo(t, resume)
 		if !p.Exited() {
 			p.setSlice()
 		}

@@ -220,7 +220,7 @@ func (p *Process) reschedule() {
 		p.fireTimers()
 		p.wakeDue(now)
 		if t := p.nextRunnable(); t != nil {
-			p.switchTo(t)
+			p.switchTo(t, false)
 			break
 		}
 		next, ok := p.nextWake()
@@ -283,9 +283,11 @@ func xorshiftPick(state *uint64, n int) int {
 }
 
 // switchTo makes t the running thread: the core's state is saved into
-// the current thread (unless it exited) and t's loaded; then t gets the
-// result of the syscall it waited in, and its pending signals.
-func (p *Process) switchTo(t *thread) {
+// the current thread (unless it exited) and t's loaded (resumed, when
+// resume says t's simulated CPU ran nothing else meanwhile: see
+// cpu.Resumer); then t gets the result of the syscall it waited in, and
+// its pending signals.
+func (p *Process) switchTo(t *thread, resume bool) {
 	if t != p.cur {
 		tc := p.Core.(cpu.ThreadCore)
 		old := p.cur
@@ -296,7 +298,11 @@ func (p *Process) switchTo(t *thread) {
 			oldPC = old.pc
 			old.ctx = tc.SaveThread(old.ctx)
 		}
-		tc.LoadThread(t.ctx)
+		if r, ok := tc.(cpu.Resumer); ok && resume {
+			r.ResumeThread(t.ctx)
+		} else {
+			tc.LoadThread(t.ctx)
+		}
 		p.cur, p.sig = t, t.sig
 		p.runStart = p.Insns
 		if p.sys.cpus <= 1 {

@@ -98,7 +98,7 @@ func (p *Process) LockScheduler(tid uint64) bool {
 	}
 	p.locked = t
 	if t != p.cur && t.state == threadRunnable && !p.sys.multi() {
-		p.switchTo(t)
+		p.switchTo(t, false)
 		p.setSlice()
 	}
 	return true

@@ -465,7 +465,7 @@ func TestSleepRestartRemaining(t *testing.T) {
 			p.clockOff += 1e6 // 1 ms passes, then SIGUSR1 interrupts ...
 			p.interrupt(p.cur, 10)
 			require.Equal(t, []uint64{2, 999e6}, []uint64{u64At(t, p, buf+0x60), u64At(t, p, buf+0x68)})
-			p.switchTo(p.cur) // ... and is gone: no handler settles the call
+			p.switchTo(p.cur, false) // ... and is gone: no handler settles the call
 			require.Equal(t, map[*thread]uint64{p.cur: start + 3e9}, p.timer.resume)
 			require.Equal(t, uint64(0), call(t, p, "setitimer", itimerReal, putItimerval(t, p, buf, 0, 0), 0))
 			call(t, p, "nanosleep", ts, buf+0x60)
