@@ -75,7 +75,7 @@ type System struct {
 	coreUsed  []uint64
 	stepStart uint64
 	ready     []cand // nextRunnable's list, reused
-	offer     []int // nextOnCores's, reused
+	offer     []int  // nextOnCores's, reused
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number

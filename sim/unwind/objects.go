@@ -42,7 +42,7 @@ type Resolver interface {
 type ResolverFunc func(addr uint64) (Mapped, bool)
 
 func (f ResolverFunc) CodeAt(addr uint64) (Mapped, bool) { return f(addr) }
-func (f ResolverFunc) MapsGen() uint64                    { return 0 }
+func (f ResolverFunc) MapsGen() uint64                   { return 0 }
 
 // objectsSource is the rowSource of a tracer over mapped objects.
 type objectsSource struct {
