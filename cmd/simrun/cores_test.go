@@ -46,6 +46,24 @@ func TestCPUsFlag(t *testing.T) {
 	}
 }
 
+// TestCPUsRandom: --sched random with several CPUs draws which core's
+// thread runs next (each core still runs its threads one at a time):
+// the counts come out right, and one seed gives one run, byte for byte,
+// another seed another interleaving.
+func TestCPUsRandom(t *testing.T) {
+	prog := threadProgram(t, "aarch64-thr-O2", "atomics")
+	stats := func(seed string) string {
+		st, out, stderr := run(t, "run", "--cpus", "4", "--sched", "random", "--seed", seed, "--stats", prog)
+		require.Equal(t, 0, st, stderr)
+		require.Equal(t, "added 200000 (want 200000)\ncasmax 79999 (want 79999)\nplain 80000 (want 80000)\n", out)
+		return wallLines.ReplaceAllString(stderr, "")
+	}
+	a := stats("3")
+	assert.Equal(t, a, stats("3"))
+	assert.NotEqual(t, a, stats("4"))
+	assert.Contains(t, a, "core 3:")
+}
+
 // TestCPUsSmallSteps: with steps of a few instructions, down to one (the
 // cores interleaved instruction by instruction), arm64's exclusive loops
 // (Armv8.0 atomics: an add, a compare-and-swap loop and an exchange spin

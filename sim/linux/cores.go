@@ -213,34 +213,22 @@ func (s *System) enterCore(q *Process, t *thread) (resume bool) {
 // one that can start earliest, ties to the first in tid order after the
 // thread that ran there last (round robin on the core, as with one CPU).
 // Of the cores' threads, the one that can start earliest runs, ties to
-// the first in tid order after the running one.
-func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
+// the first in tid order after the running one; with --sched random (rng
+// not 0), any one of them, drawn from rng.
+func (s *System) nextOnCores(ready []cand, rng *uint64) (*Process, *thread) {
 	if p := s.cur; !p.ended && p.locked != nil && p.locked.state == threadRunnable {
 		return p, p.locked // a debugger's scheduler locking (LockScheduler), as with one CPU
 	}
-	offer := s.offer // each core's thread: an index in ready, or -1
-	for k := range offer {
-		offer[k] = -1
-	}
-	for i := range ready {
-		c := &ready[i]
-		k := c.core
-		switch o := offer[k]; {
-		case o >= 0 && s.coreThr[k] == ready[o].t: // its quantum goes on
-		case s.coreThr[k] == c.t, o < 0:
-			offer[k] = i
-		default:
-			// (the round robin's order: how far after the core's last
-			// thread a tid comes, wrapping)
-			var last uint64
-			if l := s.coreLast[k]; l != nil {
-				last = l.tid
-			}
-			at, ato := s.startAt(c.t), s.startAt(ready[o].t)
-			if at < ato || at == ato && c.tid-last-1 < ready[o].tid-last-1 {
-				offer[k] = i
+	offer := s.offers(ready)
+	if *rng != 0 {
+		var picks []int
+		for i := range ready {
+			if offer[ready[i].core] == i {
+				picks = append(picks, i)
 			}
 		}
+		c := ready[picks[xorshiftPick(rng, len(picks))]]
+		return c.p, c.t
 	}
 	// the earliest start among the cores' threads, and of those the
 	// first in tid order after the running thread (ready is in tid
@@ -265,6 +253,36 @@ func (s *System) nextOnCores(ready []cand) (*Process, *thread) {
 		return after.p, after.t
 	}
 	return first.p, first.t
+}
+
+// offers returns, for each core, the index in ready of the thread it
+// offers (-1: none), as nextOnCores says.
+func (s *System) offers(ready []cand) []int {
+	offer := s.offer
+	for k := range offer {
+		offer[k] = -1
+	}
+	for i := range ready {
+		c := &ready[i]
+		k := c.core
+		switch o := offer[k]; {
+		case o >= 0 && s.coreThr[k] == ready[o].t: // its quantum goes on
+		case s.coreThr[k] == c.t, o < 0:
+			offer[k] = i
+		default:
+			// (the round robin's order: how far after the core's last
+			// thread a tid comes, wrapping)
+			var last uint64
+			if l := s.coreLast[k]; l != nil {
+				last = l.tid
+			}
+			at, ato := s.startAt(c.t), s.startAt(ready[o].t)
+			if at < ato || at == ato && c.tid-last-1 < ready[o].tid-last-1 {
+				offer[k] = i
+			}
+		}
+	}
+	return offer
 }
 
 // cand is a runnable thread of a live process, with its tid and core

@@ -454,12 +454,12 @@ func (s *System) nextRunnable(now uint64) (*Process, *thread) {
 	if tidOrder := func(a, b cand) int { return cmp.Compare(a.tid, b.tid) }; !slices.IsSortedFunc(ready, tidOrder) {
 		slices.SortFunc(ready, tidOrder) // (a process's threads come in tid order; processes may not)
 	}
+	if s.cpus > 1 {
+		return s.nextOnCores(ready, &s.first.schedRng)
+	}
 	if s.first.schedRng != 0 {
 		c := ready[xorshiftPick(&s.first.schedRng, len(ready))]
 		return c.p, c.t
-	}
-	if s.cpus > 1 {
-		return s.nextOnCores(ready)
 	}
 	cur := s.cur.cur.tid
 	for _, c := range ready {
