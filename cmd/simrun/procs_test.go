@@ -116,13 +116,14 @@ func TestRecordProcesses(t *testing.T) {
 
 // TestUnwindCheckProcesses: unwind check follows every process of the
 // bundled fork/exec programs, both architectures: one truth per thread of
-// each process (fork copies the caller's, execve starts afresh), and
+// each process (fork copies the caller's, and so does vfork, whose child
+// runs on the caller's stack; execve starts afresh), and
 // SFrame and eh_frame agree with it everywhere but at glibc's known
 // places (sim/unwind/testdata/glibc.expect).
 func TestUnwindCheckProcesses(t *testing.T) {
 	expect := filepath.Join("..", "..", "sim", "unwind", "testdata", "glibc.expect")
 	for _, arch := range []string{"aarch64", "s390x"} {
-		for _, name := range []string{"forkwait", "pipes", "sigchld", "spawn"} {
+		for _, name := range []string{"forkwait", "pipes", "sigchld", "spawn", "vfork"} {
 			t.Run(arch+"/"+name, func(t *testing.T) {
 				st, out, stderr := run(t, "unwind", "check", "--every", "3", "--expect", expect, procsProgram(arch, name))
 				require.Equal(t, 0, st, "%s\n%s", out, stderr)

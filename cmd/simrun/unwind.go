@@ -101,7 +101,7 @@ func cmdUnwindCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	maxInsns := fs.Uint64("max-insns", 0, "stop with an error after `N` instructions (0: no limit)")
 	seed := fs.Uint64("seed", 1, "seed for AT_RANDOM, getrandom and the pointer authentication keys")
 	stats := fs.Bool("stats", false, "print wall time, instructions and frame checks per second to stderr")
-	expect := fs.String("expect", "", "known divergences in `FILE` (one per line: conditions method=, at=, row=, via=, then \" -- \" and the reason): those it explains do not set the exit status")
+	expect := fs.String("expect", "", "known divergences in `FILE` (one per line: conditions method=, at=, row=, via=, entry=, pc=, cfa=, then \" -- \" and the reason): those it explains do not set the exit status")
 	guest := addGuestFlags(fs)
 	against := addAgainstFlags(fs)
 	if err := parseFlags(fs, args); err != nil {

@@ -22,7 +22,21 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 	}
 	in := p.Slot(c.pc)
 	if in.op == opNone {
-		if stale, f := c.decodeAt(p, c.pc); f != nil || stale {
+		stale, f := c.decodeAt(p, c.pc)
+		if stale {
+			// The page was replaced since the cache last saw it (fork's
+			// copy of memory, a new mapping): look it up again, as
+			// Execute does, rather than report no instruction.
+			if p, f = c.icache.Page(c.pc); f != nil {
+				return false
+			}
+			if in = p.Slot(c.pc); in.op == opNone {
+				stale, f = c.decodeAt(p, c.pc)
+			} else {
+				stale = false
+			}
+		}
+		if f != nil || stale {
 			return false
 		}
 	}

@@ -701,18 +701,37 @@ func (p *Process) fork(c cloneArgs) uint64 {
 	s.procs = append(s.procs, q)
 	s.nlive++
 	s.everMulti = true
+	ev := ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid, SP: p.childStack(c.stack)}
 	if c.flags&cloneVfork != 0 {
 		// The parent waits until the child execs or ends (vfork's
 		// promise: meanwhile the child runs in the parent's memory).
 		q.vforkParent = p.cur
-		s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid, SP: c.stack})
+		s.processEvent(q, ev)
 		p.block(0, 0, 0, false)
 		p.cur.vforkWait = true
 		return pid
 	}
 	p.setSlice()
-	s.processEvent(q, ThreadEvent{Kind: ProcessForked, Tid: pid, Prev: p.cur.tid, SP: c.stack})
+	s.processEvent(q, ev)
 	return pid
+}
+
+// childStack is the stack a new process's event reports (ProcessForked's
+// SP): the one clone gave it, or 0 when the child runs on the caller's
+// stack — none given, or the caller's own stack pointer given, as
+// glibc's arm64 vfork passes it (mov x1, sp before the svc, so the
+// kernel starts the child at the very stack pointer the caller has).
+// Either way the child returns through the caller's frames.
+func (p *Process) childStack(stack uint64) uint64 {
+	if stack == 0 {
+		return 0
+	}
+	var st cpu.State
+	p.Core.State(&st)
+	if sp := p.Arch.DwarfSP; sp >= 0 && sp < len(st.GPR) && st.GPR[sp] == stack {
+		return 0
+	}
+	return stack
 }
 
 // children are p's children matching wait's pid argument and options.

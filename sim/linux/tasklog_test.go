@@ -118,3 +118,31 @@ func TestHostExecComm(t *testing.T) {
 	}
 	assert.True(t, exited, "the host program's end is the process's EXIT")
 }
+
+// TestForkEventStack: ProcessForked's SP tells a child on the caller's
+// stack (0) from one on a stack of its own. glibc's vfork passes no stack
+// on s390x but the caller's own stack pointer on arm64: both children
+// return through the caller's frames, so both report 0; posix_spawn's
+// child runs on the stack it was given.
+func TestForkEventStack(t *testing.T) {
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			path := filepath.Join("..", "..", "programs", "procs", "bin", procsConfigs[arch], "vfork")
+			m, err := Load(path, Config{Args: []string{path}, Stdout: &bytes.Buffer{}, MaxInsns: 2e9})
+			require.NoError(t, err)
+			var stacks []uint64
+			Of(m).System().AddHook(func(q *Process, e ThreadEvent) {
+				if e.Kind == ProcessForked {
+					stacks = append(stacks, e.SP)
+				}
+			})
+			exit, err := Run(m)
+			require.NoError(t, err)
+			require.Nil(t, exit.Fault)
+			require.Len(t, stacks, 3, "two vforks and a posix_spawn")
+			assert.Zero(t, stacks[0], "vfork's child runs on the caller's stack")
+			assert.Zero(t, stacks[1], "vfork's child runs on the caller's stack")
+			assert.NotZero(t, stacks[2], "posix_spawn's child has a stack of its own")
+		})
+	}
+}

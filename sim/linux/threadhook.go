@@ -38,8 +38,9 @@ const (
 	// process, whose only thread is Tid (its pid), a copy of the process
 	// of thread Prev (the caller, still running). Its machine is new and
 	// shares the parent's timing model (cpu.Machine.ShareTiming). SP is
-	// the stack clone gave the child (0: the caller's stack pointer, so
-	// the child returns through the caller's frames).
+	// the stack clone gave the child, 0 when the child runs on the
+	// caller's stack (no stack given, or the caller's own stack pointer:
+	// glibc's arm64 vfork), so it returns through the caller's frames.
 	ProcessForked
 	// ProcessExeced: execve gave the process a new program on a new
 	// machine (sharing the old one's timing model); Tid, its pid, is its

@@ -139,3 +139,22 @@ func TestNextOpAgreesWithExecution(t *testing.T) {
 		})
 	}
 }
+
+// TestNextOpAfterPageReplaced: another core that decodes the same page
+// of shared memory (a vfork child, which runs in its parent's memory)
+// replaces the page's decoded slots; NextOp of the first core at a slot
+// it has not decoded yet must look the page up again, as Execute does,
+// not report that there is no instruction (unwind check's truth then
+// missed a call of dash's right after its vforked child ran).
+func TestNextOpAfterPageReplaced(t *testing.T) {
+	m, err := linux.New("op", prog(mustHex("a7f40004 c0e500000100", "0af8"), make([]byte, 4096)), linux.Config{})
+	require.NoError(t, err)
+	var op cpu.Op
+	require.True(t, m.Core.NextOp(&op)) // j: its page is now in the core's cache
+	other := cpu.NewMachineMem(m.Arch, m.Mem)
+	other.Core.SetPC(0x400000)
+	require.True(t, other.Core.NextOp(&op)) // the page gets the other core's slots
+	m.Core.SetPC(0x400004)
+	require.True(t, m.Core.NextOp(&op), "brasl after the page was replaced")
+	require.Equal(t, cpu.Op{PC: 0x400004, Size: 6, Class: cpu.ClassBranch, Target: 0x400204, Flags: cpu.OpLink | cpu.OpCondPassed}, op)
+}

@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"debug/elf"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -513,7 +514,7 @@ func (c *Checker) check(pc uint64) {
 		out, k, what, depthCut := compare(c.truth, &c.walk, t.Policy.MaxDepth)
 		r.Checked++
 		r.Frames += uint64(min(len(c.truth), t.Policy.MaxDepth))
-		expected := out == Diverge && c.expected(r.Method, k)
+		expected := out == Diverge && c.expected(r.Method, k, t)
 		r.ByThread[c.tally[i]].add(out, expected)
 		if mc.names.objects != nil || mc.multi {
 			obj := mc.names.object(pc)
@@ -557,19 +558,49 @@ func (c *Checker) check(pc uint64) {
 }
 
 // expected reports whether an expectation explains a divergence of
-// method m at frame k of the current truth, counting it there.
-func (c *Checker) expected(m Method, k int) bool {
-	var entry uint64
-	if img := c.cur.m.Image; img != nil {
-		entry = img.Entry
+// method m (tracer t, whose walk is c.walk) at frame k of the current
+// truth, counting it there.
+func (c *Checker) expected(m Method, k int, t *Tracer) bool {
+	mc := c.cur
+	env := matchEnv{name: mc.names.funcName, linkName: mc.linkName}
+	if img := mc.m.Image; img != nil {
+		env.entry = img.Entry
+	}
+	env.cfaReg = func(i int) (string, string, bool) {
+		var row Row
+		if i >= len(c.walk.PCs) || !t.rowAt(c.walk.PCs[i], i == 0, &row) || row.Outermost || row.CFA.Unsupported {
+			return "", "", false
+		}
+		return regName(t.ABI, row.CFA.Reg), fmt.Sprintf("r%d", row.CFA.Reg), true
 	}
 	for _, e := range c.expect {
-		if e.matches(m, c.truth, k, c.cur.names.funcName, entry) {
+		if e.matches(m, c.truth, k, &env) {
 			e.Matched++
 			return true
 		}
 	}
 	return false
+}
+
+// linkName names pc as OBJECT+0xADDRESS, the address the object that maps
+// it was linked at ("" when unknown): Expectation's pc= condition.
+func (mc *machineCheck) linkName(pc uint64) string {
+	if mc.names.objects != nil {
+		return mc.names.objects.linkName(pc)
+	}
+	if mc.obj == nil || mc.obj.ELF == nil {
+		return ""
+	}
+	addr := pc
+	if img := mc.m.Image; img != nil {
+		addr -= img.Bias
+	}
+	for _, p := range mc.obj.ELF.Progs {
+		if p.Type == elf.PT_LOAD && addr >= p.Vaddr && addr-p.Vaddr < p.Memsz {
+			return fmt.Sprintf("%s+%#x", filepath.Base(mc.obj.Path), addr)
+		}
+	}
+	return ""
 }
 
 // FuncName is the name of the function holding pc (the program's, else

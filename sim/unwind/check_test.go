@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -239,4 +240,79 @@ func TestCheckGlibc(t *testing.T) {
 		out.WriteString(l + "\n")
 	}
 	golden(t, filepath.Join("testdata", "coverage-glibc.txt"), out.String())
+}
+
+// TestExpectNamelessCode: the conditions that find code without a name
+// explain in a checked run what the named lines of glibc.expect explain
+// in the glibc jumps program: arm64 __longjmp by its row's CFA register
+// (cfa=x0), s390x __longjmp's last instruction by its address (pc=).
+func TestExpectNamelessCode(t *testing.T) {
+	for _, tc := range []struct {
+		arch  string
+		named string // the line of glibc.expect replaced
+		cond  func(r *unwind.Report) []string
+	}{
+		{"arm64", "method=eh_frame at=__longjmp row=__longjmp", func(*unwind.Report) []string { return []string{"method=eh_frame cfa=x0"} }},
+		{"s390x", "at=__longjmp row=__libc_siglongjmp", func(r *unwind.Report) []string {
+			// the pcs where the named line's divergences happen, as
+			// linked (a static program: its pcs)
+			seen := map[uint64]bool{}
+			var out []string
+			for _, m := range r.Methods {
+				for _, d := range m.Examples {
+					if !seen[d.PC] {
+						seen[d.PC] = true
+						out = append(out, fmt.Sprintf("pc=jumps+%#x", d.PC))
+					}
+				}
+			}
+			return out
+		}},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			var b programs.Binary
+			for _, x := range programs.GlibcBinaries(tc.arch) {
+				if x.Name == "jumps" {
+					b = x
+				}
+			}
+			require.NotEmpty(t, b.Path)
+			text, err := os.ReadFile(filepath.Join("testdata", "glibc.expect"))
+			require.NoError(t, err)
+			line := slices.IndexFunc(strings.Split(string(text), "\n"), func(l string) bool { return strings.HasPrefix(l, tc.named+" -- ") }) + 1
+			all := glibcExpectations(t)
+			var named *unwind.Expectation
+			var rest []*unwind.Expectation
+			for _, e := range all {
+				if e.Line == line {
+					named = e
+				} else {
+					rest = append(rest, e)
+				}
+			}
+			require.NotNil(t, named, "glibc.expect has %q", tc.named)
+			path := "/simrun/programs/glibc/bin/" + b.Config.Name + "/" + b.Name
+			with := checkAs(t, b, path, unwind.CheckOptions{Every: 3, Expect: all}, false)
+			require.NotZero(t, named.Matched, "the named line explains divergences")
+			without := checkAs(t, b, path, unwind.CheckOptions{Every: 3, Expect: rest, Examples: 1000}, false)
+			lines := tc.cond(without)
+			require.NotEmpty(t, lines)
+			var by []*unwind.Expectation
+			for _, l := range lines {
+				e, err := unwind.ParseExpectations(strings.NewReader(l+" -- nameless\n"), "test")
+				require.NoError(t, err)
+				by = append(by, e...)
+			}
+			r := checkAs(t, b, path, unwind.CheckOptions{Every: 3, Expect: append(rest, by...)}, false)
+			var matched uint64
+			for _, e := range by {
+				matched += e.Matched
+			}
+			assert.Equal(t, named.Matched, matched, "%v explain what %q did", lines, tc.named)
+			for i, m := range r.Methods {
+				assert.Zero(t, m.Diverge, "%s", m.Method)
+				assert.Equal(t, with.Methods[i].Expected, m.Expected, "%s", m.Method)
+			}
+		})
+	}
 }

@@ -28,12 +28,24 @@ import (
 //	entry=start    frame 0 is in the 64 bytes from the entry point: glibc's
 //	           aarch64 start.S, _start with __wrap_main at its end (15
 //	           instructions), named or stripped
+//	pc=GLOB    frame 0's pc as OBJECT+0xADDRESS: the file name of the
+//	           object that maps it and the address it has there as
+//	           linked (objdump's and readelf's), symbols or none — for
+//	           code of a stripped program, whose functions have no name
+//	cfa=REG    the row that stepped to the wrong frame computes the CFA
+//	           from register REG, named as the report's rows name it
+//	           (x0, sp, fp, r15, f0) or by DWARF number (r0): a
+//	           function whose CFI describes a frame other than its own
+//	           (__longjmp's, by the jmp_buf in x0), found by what its
+//	           rows say when a stripped program leaves it no name
 //
 // GLOBs match function names as the report prints them (path.Match
 // syntax): a symbol's name, or OBJECT+0xOFFSET for code without one.
 type Expectation struct {
 	Method       Method // 0: any
 	At, Row, Via string // "": any
+	PC           string // "": any
+	CFA          string // "": any
 	AtEntry      uint64 // entry=program: 1 (the entry's pc), entry=start: 64 (bytes from it)
 	Reason       string
 	Line         int    // in the file, for messages
@@ -62,9 +74,9 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 		for _, f := range fields {
 			k, v, ok := strings.Cut(f, "=")
 			if !ok || v == "" {
-				return nil, fmt.Errorf("%s:%d: %q is not KEY=VALUE (method, at, row, via, entry)", name, n, f)
+				return nil, fmt.Errorf("%s:%d: %q is not KEY=VALUE (method, at, row, via, entry, pc, cfa)", name, n, f)
 			}
-			if k != "method" && k != "entry" {
+			if k != "method" && k != "entry" && k != "cfa" {
 				if _, err := path.Match(v, ""); err != nil {
 					return nil, fmt.Errorf("%s:%d: %s=%s: bad pattern: %v", name, n, k, v, err)
 				}
@@ -82,6 +94,10 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 				e.Row = v
 			case "via":
 				e.Via = v
+			case "pc":
+				e.PC = v
+			case "cfa":
+				e.CFA = v
 			case "entry":
 				switch v {
 				case "program":
@@ -92,7 +108,7 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 					return nil, fmt.Errorf("%s:%d: entry=%s: want entry=program or entry=start", name, n, v)
 				}
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown condition %q (method, at, row, via, entry)", name, n, k)
+				return nil, fmt.Errorf("%s:%d: unknown condition %q (method, at, row, via, entry, pc, cfa)", name, n, k)
 			}
 		}
 		out = append(out, e)
@@ -103,18 +119,29 @@ func ParseExpectations(r io.Reader, name string) ([]*Expectation, error) {
 	return out, nil
 }
 
+// matchEnv is what matching needs besides the truth: names of pcs, the
+// running program's entry point and the rows the method used.
+type matchEnv struct {
+	name     func(pc uint64) string // the function of pc, as funcName
+	linkName func(pc uint64) string // OBJECT+0xADDRESS ("" unknown)
+	// cfaReg names the register the method's row at frame i of the
+	// walk computes the CFA from (its report name and DWARF spelling);
+	// ok is false without a row or for a CFA expression.
+	cfaReg func(i int) (name, dwarf string, ok bool)
+	entry  uint64
+}
+
 // matches reports whether e explains a divergence of method m at frame k
-// of the true frames truth, naming pcs with name; entry is the running
-// program's entry point.
-func (e *Expectation) matches(m Method, truth []uint64, k int, name func(uint64) string, entry uint64) bool {
+// of the true frames truth.
+func (e *Expectation) matches(m Method, truth []uint64, k int, env *matchEnv) bool {
 	if e.Method != 0 && e.Method != m {
 		return false
 	}
-	if e.AtEntry != 0 && (len(truth) == 0 || truth[0] < entry || truth[0]-entry >= e.AtEntry) {
+	if e.AtEntry != 0 && (len(truth) == 0 || truth[0] < env.entry || truth[0]-env.entry >= e.AtEntry) {
 		return false
 	}
 	glob := func(p string, pc uint64) bool {
-		ok, _ := path.Match(p, name(pc))
+		ok, _ := path.Match(p, env.name(pc))
 		return ok
 	}
 	if e.At != "" && (len(truth) == 0 || !glob(e.At, truth[0])) {
@@ -132,6 +159,24 @@ func (e *Expectation) matches(m Method, truth []uint64, k int, name func(uint64)
 			}
 		}
 		if !found {
+			return false
+		}
+	}
+	if e.PC != "" {
+		if len(truth) == 0 || env.linkName == nil {
+			return false
+		}
+		n := env.linkName(truth[0])
+		if ok, _ := path.Match(e.PC, n); n == "" || !ok {
+			return false
+		}
+	}
+	if e.CFA != "" {
+		if k == 0 || env.cfaReg == nil {
+			return false
+		}
+		name, dwarf, ok := env.cfaReg(k - 1)
+		if !ok || e.CFA != name && e.CFA != dwarf {
 			return false
 		}
 	}

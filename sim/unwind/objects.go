@@ -301,6 +301,8 @@ type symSpan struct {
 	off    uint64 // file offset of lo
 	path   string
 	syms   *Symbols // rebased; nil: unreadable
+	bias   uint64   // load bias (when biasOK)
+	biasOK bool
 }
 
 func newObjectSymbols(resolve Resolver) *objectSymbols {
@@ -323,6 +325,7 @@ func (o *objectSymbols) span(pc uint64) *symSpan {
 	s := symSpan{lo: m.Start, hi: m.End, off: m.Off, path: m.Path}
 	if f, err := elf.Open(m.Path); err == nil {
 		if bias, ok := LoadBias(f, m); ok {
+			s.bias, s.biasOK = bias, true
 			syms, cached := o.byPath[m.Path]
 			if !cached {
 				if obj, err := Open(m.Path); err == nil {
@@ -344,6 +347,17 @@ func (o *objectSymbols) fn(pc uint64) (string, uint64) {
 		return s.syms.Func(pc)
 	}
 	return "", 0
+}
+
+// linkName is "object+0xaddr": pc as the address the object was linked
+// at (the one objdump and readelf show), whatever symbols cover it; ""
+// outside the mapped objects.
+func (o *objectSymbols) linkName(pc uint64) string {
+	s := o.span(pc)
+	if s == nil || !s.biasOK {
+		return ""
+	}
+	return fmt.Sprintf("%s+%#x", filepath.Base(s.path), pc-s.bias)
 }
 
 // name is "func+0xoff", else "object+0xfileoffset", else "?".

@@ -128,6 +128,17 @@ func (t *Tracer) lookup(pc, addr uint64, topmost bool, r *Row) bool {
 	return e.ok
 }
 
+// rowAt finds the row a walk uses at frame pc (topmost: frame 0), looked
+// up where the walk looks it up (pc-1 in an outer frame under the policy's
+// lookup=ra-1); false where the method has no data.
+func (t *Tracer) rowAt(pc uint64, topmost bool, r *Row) bool {
+	addr := pc
+	if !topmost && t.Policy.RAMinus1 {
+		addr--
+	}
+	return t.lookup(pc, addr, topmost, r)
+}
+
 // NewTracer prepares a tracer for the program in o.
 func NewTracer(o *Object, opt Options) (*Tracer, error) {
 	if opt.Policy.MaxDepth == 0 {
