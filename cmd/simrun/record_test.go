@@ -867,12 +867,7 @@ func TestRecordDynamic(t *testing.T) {
 		require.Contains(t, out, programs.DynamicSource("wc"))
 		// pprof: each object is a Mapping of its own, with its file
 		// and build-id; libc's samples are in libc's.
-		pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
-		require.NoError(t, err)
-		prof, err := pprofile.Parse(pb)
-		pb.Close()
-		require.NoError(t, err)
-		require.NoError(t, prof.CheckValid())
+		prof := readPprof(t, data)
 		inObj := map[string]int{}
 		for _, s := range prof.Sample {
 			if m := s.Location[0].Mapping; m != nil {
@@ -1280,12 +1275,7 @@ func TestRecordPlugin(t *testing.T) {
 			assert.Regexp(t, `(?m)^plug_drive;unload;square_mod \d+$`, string(folded), method)
 			assert.NotContains(t, string(folded), "main;plug_drive;unload;square_mod", method)
 
-			pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
-			require.NoError(t, err)
-			prof, err := pprofile.Parse(pb)
-			pb.Close()
-			require.NoError(t, err)
-			require.NoError(t, prof.CheckValid())
+			prof := readPprof(t, data)
 			perMapping := map[uint64]int{}
 			for _, s := range prof.Sample {
 				if m := s.Location[0].Mapping; m != nil && filepath.Base(m.File) == "libplug.so" {
@@ -1312,4 +1302,17 @@ func TestRecordPlugin(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		assert.Greater(t, n, 100000, "the walks after the library was unloaded stop at its return address")
 	})
+}
+
+// readPprof parses and checks the pprof profile record wrote beside the
+// perf.data at data (its .pb.gz).
+func readPprof(t *testing.T, data string) *pprofile.Profile {
+	t.Helper()
+	pb, err := os.Open(strings.TrimSuffix(data, ".data") + ".pb.gz")
+	require.NoError(t, err)
+	defer pb.Close()
+	prof, err := pprofile.Parse(pb)
+	require.NoError(t, err)
+	require.NoError(t, prof.CheckValid())
+	return prof
 }

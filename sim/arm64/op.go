@@ -16,29 +16,12 @@ func (c *Core) slotInfo(p *codePage, in *inst, pc uint64) *cpu.OpInfo {
 // NextOp classifies the instruction at pc for SPE and tracing, computing
 // its data address and branch outcome from the current registers.
 func (c *Core) NextOp(op *cpu.Op) bool {
-	p, f := c.icache.Page(c.pc)
-	if f != nil || c.pc&3 != 0 {
+	if c.pc&3 != 0 {
 		return false
 	}
-	in := p.Slot(c.pc)
-	if in.op == opNone {
-		stale, f := c.decodeAt(p, c.pc)
-		if stale {
-			// The page was replaced since the cache last saw it (fork's
-			// copy of memory, a new mapping): look it up again, as
-			// Execute does, rather than report no instruction.
-			if p, f = c.icache.Page(c.pc); f != nil {
-				return false
-			}
-			if in = p.Slot(c.pc); in.op == opNone {
-				stale, f = c.decodeAt(p, c.pc)
-			} else {
-				stale = false
-			}
-		}
-		if f != nil || stale {
-			return false
-		}
+	p, in, ok := c.icache.DecodedSlot(c.pc, func(in *inst) bool { return in.op == opNone }, c.decodeAt)
+	if !ok {
+		return false
 	}
 	info := c.slotInfo(p, in, c.pc)
 	d := decoded(in, info)

@@ -138,6 +138,33 @@ func (c *ICache[T]) Fetch(p *CodePage[T], pc uint64, buf []byte) (n int, stale b
 	return n, false, nil
 }
 
+// DecodedSlot returns the page holding pc and pc's slot there, decoded:
+// a slot empty says is not is filled by decode (the core's decodeAt,
+// which reports a stale page: one replaced since the cache last saw it,
+// by fork's copy of memory or a new mapping), and a stale page is looked
+// up again, as the cores' Execute does. ok is false when pc has no
+// instruction to show: a fault, or a page replaced again meanwhile.
+func (c *ICache[T]) DecodedSlot(pc uint64, empty func(*T) bool, decode func(*CodePage[T], uint64) (bool, *Fault)) (p *CodePage[T], slot *T, ok bool) {
+	for range 2 {
+		p, f := c.Page(pc)
+		if f != nil {
+			return nil, nil, false
+		}
+		slot := p.Slot(pc)
+		if !empty(slot) {
+			return p, slot, true
+		}
+		stale, f := decode(p, pc)
+		if f != nil {
+			return nil, nil, false
+		}
+		if !stale {
+			return p, slot, true
+		}
+	}
+	return nil, nil, false
+}
+
 // Slot returns the slot for pc in p.
 func (p *CodePage[T]) Slot(pc uint64) *T {
 	return &p.Slots[(pc&PageMask)>>p.cache.shift]

@@ -32,29 +32,9 @@ func (c *Core) NextOp(op *cpu.Op) bool {
 	if c.pc&1 != 0 {
 		return false
 	}
-	p, f := c.icache.Page(c.pc)
-	if f != nil {
+	p, in, ok := c.icache.DecodedSlot(c.pc, func(in *inst) bool { return in.op == opNone }, c.decodeAt)
+	if !ok {
 		return false
-	}
-	in := p.Slot(c.pc)
-	if in.op == opNone {
-		stale, f := c.decodeAt(p, c.pc)
-		if stale {
-			// The page was replaced since the cache last saw it (fork's
-			// copy of memory, a new mapping): look it up again, as
-			// Execute does, rather than report no instruction.
-			if p, f = c.icache.Page(c.pc); f != nil {
-				return false
-			}
-			if in = p.Slot(c.pc); in.op == opNone {
-				stale, f = c.decodeAt(p, c.pc)
-			} else {
-				stale = false
-			}
-		}
-		if f != nil || stale {
-			return false
-		}
 	}
 	if in.op == opLogged {
 		d := decoded(in, p.Info(c.pc))
