@@ -21,7 +21,8 @@ import (
 // TestUnwindDebian checks by default: each crosses the program, libc and
 // ld.so (lazy binding included); SIMRUN_UNWIND_ALL=1 checks every case
 // (nightly-style: about ten minutes) against testdata/unwind-debian-all.txt,
-// SIMRUN_UNWIND_ALL=REGEXP the cases it matches (no golden table).
+// SIMRUN_UNWIND_ALL=REGEXP the cases it matches (no golden table; -v
+// shows their lines).
 var debianUnwindSubset = map[string]bool{"ls-long": true, "sort": true, "grep": true, "sed": true, "gzip-stdout": true, "md5sum": true}
 
 // TestUnwindDebian runs `unwind check` (SFrame and eh_frame, every 5th
@@ -62,7 +63,14 @@ func TestUnwindDebian(t *testing.T) {
 			}
 			// The steps run one after another in one directory, as
 			// programs/debian runs them; each is checked on its own.
-			dir := t.TempDir()
+			// The directory's name is the same in every run: programs
+			// see it (make's CURDIR, getcwd), and a name of another
+			// length or other bytes (t.TempDir's random part) changed
+			// their instruction counts, so the table's.
+			dir := filepath.Join(os.TempDir(), "simrun-unwind-debian", arch+"-"+c.Name)
+			require.NoError(t, os.RemoveAll(dir))
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			t.Cleanup(func() { os.RemoveAll(dir) })
 			require.NoError(t, debian.Prepare(dir))
 			for i, st := range c.Steps {
 				name := c.Name
@@ -70,6 +78,7 @@ func TestUnwindDebian(t *testing.T) {
 					name = fmt.Sprintf("%s#%d", c.Name, i+1)
 				}
 				lines = append(lines, checkDebianStep(t, arch, sysroot, dir, name, st, expect)...)
+				require.NoError(t, debian.AfterStep(dir, i+1))
 			}
 		}
 	}
@@ -81,7 +90,8 @@ func TestUnwindDebian(t *testing.T) {
 	case "":
 	case "1":
 		goldenFile = "unwind-debian-all.txt"
-	default:
+	default: // no golden: the matched cases' lines, for a look (-v)
+		t.Log("\n" + strings.Join(lines, "\n"))
 		return
 	}
 	out := "# unwind check --every 5 on Debian programs, per object (go test ./cmd/simrun -run TestUnwindDebian -update; SIMRUN_UNWIND_ALL=1 for every case)\n" +

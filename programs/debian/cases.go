@@ -1,10 +1,5 @@
 package debian
 
-import (
-	"path/filepath"
-	"runtime"
-)
-
 // Step is one program run in the case's directory.
 type Step struct {
 	Prog  string   // the program's absolute path inside the sysroot
@@ -251,16 +246,8 @@ var Cases = []Case{
 	// make runs each recipe line with /bin/sh (dash), which runs the
 	// tools (the host's under qemu, as for find-exec); run again, it
 	// finds everything up to date.
-	one("make", run("/usr/bin/make", "-f", makefile("build.mk"))).then(run("/usr/bin/make", "-f", makefile("build.mk"))).
+	one("make", run("/usr/bin/make", "-f", "build.mk")).then(run("/usr/bin/make", "-f", "build.mk")).
 		out("text.upper", "count.txt", "summary.txt"),
-}
-
-// makefile is the absolute path of a Makefile in this package's testdata
-// (found from this source file, so that a test of any package can run
-// the case).
-func makefile(name string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", name)
 }
 
 // procSubstScript leaves out what shows qemu's own descriptors (the

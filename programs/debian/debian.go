@@ -9,6 +9,7 @@ package debian
 
 import (
 	"bytes"
+	_ "embed"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -70,6 +71,12 @@ func Sysroot(arch string) (string, error) {
 // stat) see the same in every directory.
 var FixedTime = time.Date(2024, 5, 17, 12, 34, 56, 0, time.UTC)
 
+// buildMk is the make case's Makefile, one of the inputs so that its
+// time is FixedTime too (make compares it with the clock).
+//
+//go:embed testdata/build.mk
+var buildMk []byte
+
 // text is the prose the text tools work on.
 const text = `The simulator runs programs built for other machines. It reads each
 instruction, decodes it, and carries out what the architecture manual
@@ -90,7 +97,7 @@ so do the words alpha, beta, gamma and delta, twice: alpha beta.
 // Inputs are the files every case finds in its working directory, by
 // relative path; a name ending in "/" is an (empty) directory.
 func Inputs() map[string][]byte {
-	in := map[string][]byte{"text.txt": []byte(text)}
+	in := map[string][]byte{"text.txt": []byte(text), "build.mk": buildMk}
 
 	// text2.txt: text.txt with one line changed, one removed and one
 	// added, for diff and cmp.
@@ -221,5 +228,28 @@ func Prepare(dir string) error {
 			return err
 		}
 		return os.Chtimes(p, FixedTime, FixedTime)
+	})
+}
+
+// AfterStep gives the files step n (from 1) of a case wrote in dir, the
+// ones newer than the steps before left them, the time FixedTime + n
+// hours. Files the guest writes get the host's time, which a simulated
+// clock (2026 and a few seconds) has not reached: make, comparing them
+// with the clock, warned of a file "N s in the future", N and so the
+// run's instructions changing from one test run to the next. With the
+// steps' outputs an hour apart, every run sees the same times (and
+// make's second run finds its targets up to date, no skew).
+func AfterStep(dir string, n int) error {
+	before := FixedTime.Add(time.Duration(n-1) * time.Hour)
+	at := FixedTime.Add(time.Duration(n) * time.Hour)
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil || info.Mode()&os.ModeSymlink != 0 || !info.ModTime().After(before) {
+			return err
+		}
+		return os.Chtimes(p, at, at)
 	})
 }

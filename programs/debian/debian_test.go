@@ -110,6 +110,9 @@ func runCase(t *testing.T, arch, sysroot string, c debian.Case) {
 				what, q.status, len(q.stdout), clip(q.stderr), sim.status, len(sim.stdout), clip(sim.stderr), sim.fault, firstDiff(q.stdout, sim.stdout))
 		}
 		t.Logf("%s: status %d, %d bytes of stdout, %d instructions", what, q.status, len(q.stdout), sim.insns)
+		for _, d := range []string{qdir, sdir} {
+			require.NoError(t, debian.AfterStep(d, i+1))
+		}
 		observed = observed || len(q.stdout) > 0 || q.status != 0
 	}
 	if !observed {
