@@ -9,8 +9,8 @@ package debian
 
 import (
 	"bytes"
-	_ "embed"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/base64"
 	"fmt"
 	"os"
