@@ -102,9 +102,10 @@ type timingBlock struct {
 	// an atomic, timed operation by operation (its gen is marked so that
 	// TimeBatch's inline path never takes it; slowRun does).
 	stepped bool
-	// cuts[k]: the summary of the run's first k operations, where a
-	// batch's end cut it on a core of several (cutBlock).
-	cuts []*timingBlock
+	// (*cuts)[k]: the summary of the run's first k operations, where a
+	// batch's end cut it on a core of several (cutBlock; a pointer:
+	// every summary carries it).
+	cuts *[]*timingBlock
 }
 
 // steppedGen marks the gen of a stepped summary: gen^steppedGen is the

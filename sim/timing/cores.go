@@ -344,14 +344,15 @@ func (t *Model) ownsHot(infos []cpu.OpInfo, vals []uint64, blk *timingBlock) boo
 // which they must not replace.
 func (t *Model) cutBlock(full *timingBlock, infos []cpu.OpInfo, pc uint64, n int, shift uint) *timingBlock {
 	if full.cuts == nil {
-		full.cuts = make([]*timingBlock, full.n)
+		cuts := make([]*timingBlock, full.n)
+		full.cuts = &cuts
 	}
-	c := full.cuts[n]
+	c := (*full.cuts)[n]
 	if c == nil || c != noSummary && c.gen&^steppedGen != t.codeGen {
 		if c, _ = t.buildBlock(infos, pc, n, false, false, shift); c == nil {
 			c = noSummary
 		}
-		full.cuts[n] = c
+		(*full.cuts)[n] = c
 	}
 	if c == noSummary {
 		return nil

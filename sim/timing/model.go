@@ -283,15 +283,15 @@ type Model struct {
 	// which then runs none of that code.
 	co   *cluster
 	core int // this core's number in co
-	// owned holds lines (in L1D lines), each +1 at index line%hotLines,
-	// that this core owns (Exclusive or Modified) as the directory said
-	// at its gen ownedGen (ownsHot).
-	owned    [hotLines]uint64
-	ownedGen uint64
 	// refill is the cycles spent refilling the pipeline after
 	// mispredictions. Every other cycle dispatches an operation or
 	// stalls one: StallCycles is what remains of the cycles.
 	refill uint64
+	// owned holds lines (in L1D lines), each +1 at index line%hotLines,
+	// that this core owns (Exclusive or Modified) as the directory said
+	// at its gen ownedGen (ownsHot; a core of several only).
+	owned    [hotLines]uint64
+	ownedGen uint64
 }
 
 // New returns a cold model of preset p.
