@@ -221,14 +221,23 @@ func (s *System) nextOnCores(ready []cand, rng *uint64) (*Process, *thread) {
 	}
 	offer := s.offers(ready)
 	if *rng != 0 {
-		var picks []int
-		for i := range ready {
-			if offer[ready[i].core] == i {
-				picks = append(picks, i)
+		// the k-th offered thread in tid order, k drawn among the
+		// cores that offer one
+		n := 0
+		for _, o := range offer {
+			if o >= 0 {
+				n++
 			}
 		}
-		c := ready[picks[xorshiftPick(rng, len(picks))]]
-		return c.p, c.t
+		k := xorshiftPick(rng, n)
+		for i := range ready {
+			if offer[ready[i].core] == i {
+				if k == 0 {
+					return ready[i].p, ready[i].t
+				}
+				k--
+			}
+		}
 	}
 	// the earliest start among the cores' threads, and of those the
 	// first in tid order after the running thread (ready is in tid
