@@ -63,8 +63,8 @@ func NewCores(p *Preset, n int) ([]*Model, error) {
 	c := &cluster{llc: newCache(p.LLC), dir: dir}
 	c.sweepAt = 2 * n * (p.L1D.Size/p.L1D.Line + p.L2.Size/p.L2.Line)
 	for i := 0; i < n; i++ {
-		t := New(p)
-		t.llc, t.co, t.core = c.llc, c, i
+		t := newModel(p, c.llc)
+		t.co, t.core = c, i
 		c.cores = append(c.cores, t)
 	}
 	return c.cores, nil

@@ -295,8 +295,11 @@ type Model struct {
 }
 
 // New returns a cold model of preset p.
-func New(p *Preset) *Model {
-	return &Model{Preset: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: newCache(p.LLC), tlb: newTLB(p.TLB),
+func New(p *Preset) *Model { return newModel(p, newCache(p.LLC)) }
+
+// newModel is New with the last-level cache llc (a cluster's shared one).
+func newModel(p *Preset, llc *cache) *Model {
+	return &Model{Preset: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: llc, tlb: newTLB(p.TLB),
 		bp: make([]uint8, 1<<p.BPBits), btb: make([]btbEntry, 1<<p.BTBBits), PCShift: 2, sum: &summariser{}}
 }
 
