@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -208,99 +209,92 @@ func (s *System) enterCore(q *Process, t *thread) (resume bool) {
 	return last == t
 }
 
-// nextOnCores is nextRunnable with several CPUs. Each core offers one
-// of its runnable threads: the one whose quantum goes on there, else the
-// one that can start earliest, ties to the first in tid order after the
+// nextOnCores is nextRunnable with several CPUs: it notes every live
+// thread's wake at now (noteWake) and picks. Each core offers one of its
+// runnable threads: the one whose quantum goes on there, else the one
+// that can start earliest, ties to the first in tid order after the
 // thread that ran there last (round robin on the core, as with one CPU).
 // Of the cores' threads, the one that can start earliest runs, ties to
 // the first in tid order after the running one; with --sched random (rng
-// not 0), any one of them, drawn from rng.
-func (s *System) nextOnCores(ready []cand, rng *uint64) (*Process, *thread) {
+// not 0), any one of them, drawn from rng: the k-th in tid order, k drawn
+// among the cores that offer one. Every order here is a comparison of
+// (start, tid after a given one, wrapping), so one pass over the threads
+// in any order decides (this runs every few dozen instructions).
+func (s *System) nextOnCores(now uint64, rng *uint64) (*Process, *thread) {
+	offer := s.offer
+	for k := range offer {
+		offer[k] = coreOffer{}
+	}
+	for _, q := range s.procs {
+		if q.ended {
+			continue
+		}
+		for _, t := range q.threads {
+			run := t.state == threadRunnable
+			s.noteWake(t, run, now)
+			if !run {
+				continue
+			}
+			k := t.core
+			o := &offer[k]
+			at := s.startAt(t)
+			switch holder := s.coreThr[k]; {
+			case o.t != nil && o.t == holder: // its quantum goes on
+			case t == holder, o.t == nil:
+				*o = coreOffer{q, t, at}
+			default:
+				var last uint64 // (the round robin's order: how far after the core's last thread a tid comes, wrapping)
+				if l := s.coreLast[k]; l != nil {
+					last = l.tid
+				}
+				if at < o.at || at == o.at && t.tid-last-1 < o.t.tid-last-1 {
+					*o = coreOffer{q, t, at}
+				}
+			}
+		}
+	}
 	if p := s.cur; !p.ended && p.locked != nil && p.locked.state == threadRunnable {
 		return p, p.locked // a debugger's scheduler locking (LockScheduler), as with one CPU
 	}
-	offer := s.offers(ready)
 	if *rng != 0 {
-		// the k-th offered thread in tid order, k drawn among the
-		// cores that offer one
-		n := 0
-		for _, o := range offer {
-			if o >= 0 {
-				n++
+		// the k-th in tid order, k drawn among the cores that offer one
+		ready := s.ready[:0]
+		for k := range offer {
+			if o := &offer[k]; o.t != nil {
+				ready = append(ready, cand{o.p, o.t})
 			}
 		}
-		k := xorshiftPick(rng, n)
-		for i := range ready {
-			if offer[ready[i].core] == i {
-				if k == 0 {
-					return ready[i].p, ready[i].t
-				}
-				k--
-			}
+		s.ready = ready[:0]
+		if len(ready) == 0 {
+			return nil, nil
 		}
+		slices.SortFunc(ready, func(a, b cand) int { return cmp.Compare(a.t.tid, b.t.tid) })
+		c := ready[xorshiftPick(rng, len(ready))]
+		return c.p, c.t
 	}
-	// the earliest start among the cores' threads, and of those the
-	// first in tid order after the running thread (ready is in tid
-	// order), else the first
+	var pick *coreOffer
 	cur := s.cur.cur.tid
-	var first, after *cand
-	var best uint64
-	for i := range ready {
-		c := &ready[i]
-		if offer[c.core] != i {
+	for k := range offer {
+		o := &offer[k]
+		if o.t == nil {
 			continue
 		}
-		at := s.startAt(c.t)
-		if first == nil || at < best {
-			first, after, best = c, nil, at
-		}
-		if at == best && after == nil && c.tid > cur {
-			after = c
+		if pick == nil || o.at < pick.at || o.at == pick.at && o.t.tid-cur-1 < pick.t.tid-cur-1 {
+			pick = o
 		}
 	}
-	if after != nil {
-		return after.p, after.t
+	if pick == nil {
+		return nil, nil
 	}
-	return first.p, first.t
+	return pick.p, pick.t
 }
 
-// offers returns, for each core, the index in ready of the thread it
-// offers (-1: none), as nextOnCores says.
-func (s *System) offers(ready []cand) []int {
-	offer := s.offer
-	for k := range offer {
-		offer[k] = -1
-	}
-	for i := range ready {
-		c := &ready[i]
-		k := c.core
-		switch o := offer[k]; {
-		case o >= 0 && s.coreThr[k] == ready[o].t: // its quantum goes on
-		case s.coreThr[k] == c.t, o < 0:
-			offer[k] = i
-		default:
-			// (the round robin's order: how far after the core's last
-			// thread a tid comes, wrapping)
-			var last uint64
-			if l := s.coreLast[k]; l != nil {
-				last = l.tid
-			}
-			at, ato := s.startAt(c.t), s.startAt(ready[o].t)
-			if at < ato || at == ato && c.tid-last-1 < ready[o].tid-last-1 {
-				offer[k] = i
-			}
-		}
-	}
-	return offer
-}
-
-// cand is a runnable thread of a live process, with its tid and core
-// (read once: the scheduler compares them many times).
-type cand struct {
-	p    *Process
-	t    *thread
-	tid  uint64
-	core int
+// coreOffer is the thread a core offers the scheduler (none: t nil), of
+// process p, and when it can start.
+type coreOffer struct {
+	p  *Process
+	t  *thread
+	at uint64
 }
 
 // CPUs is how many CPUs the run simulates (Config.CPUs).

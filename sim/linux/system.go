@@ -74,8 +74,8 @@ type System struct {
 	coreLast  []*thread // the thread each core ran last
 	coreUsed  []uint64
 	stepStart uint64
-	ready     []cand // nextRunnable's list, reused
-	offer     []int  // nextOnCores's, reused
+	ready     []cand      // nextRunnable's list, reused
+	offer     []coreOffer // nextOnCores's, reused
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
@@ -101,7 +101,7 @@ func newSystem(p *Process) *System {
 	s.cpus = max(p.Cfg.CPUs, 1)
 	if s.cpus > 1 {
 		s.coreNow = make([]uint64, s.cpus)
-		s.coreThr, s.coreUsed, s.offer = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]int, s.cpus)
+		s.coreThr, s.coreUsed, s.offer = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]coreOffer, s.cpus)
 		s.coreLast = make([]*thread, s.cpus)
 	}
 	return s
@@ -429,33 +429,28 @@ func (s *System) schedule() (*Process, *thread) {
 // nextRunnable is the first runnable thread after the running one in tid
 // order over all live processes, wrapping around; the random scheduler
 // (the first process's generator) picks any runnable one. With several
-// CPUs it notes every thread's wake at now (noteWake) and picks as
-// nextOnCores says.
+// CPUs nextOnCores decides.
 func (s *System) nextRunnable(now uint64) (*Process, *thread) {
-	ready := s.ready[:0] // (reused: with several CPUs this runs every few dozen instructions)
+	if s.cpus > 1 {
+		return s.nextOnCores(now, &s.first.schedRng)
+	}
+	ready := s.ready[:0] // (reused)
 	defer func() { s.ready = ready[:0] }()
 	for _, q := range s.procs {
 		if q.ended {
 			continue
 		}
 		for _, t := range q.threads {
-			run := t.state == threadRunnable
-			if run {
-				ready = append(ready, cand{q, t, t.tid, t.core})
-			}
-			if s.cpus > 1 {
-				s.noteWake(t, run, now)
+			if t.state == threadRunnable {
+				ready = append(ready, cand{q, t})
 			}
 		}
 	}
 	if len(ready) == 0 {
 		return nil, nil
 	}
-	if tidOrder := func(a, b cand) int { return cmp.Compare(a.tid, b.tid) }; !slices.IsSortedFunc(ready, tidOrder) {
+	if tidOrder := func(a, b cand) int { return cmp.Compare(a.t.tid, b.t.tid) }; !slices.IsSortedFunc(ready, tidOrder) {
 		slices.SortFunc(ready, tidOrder) // (a process's threads come in tid order; processes may not)
-	}
-	if s.cpus > 1 {
-		return s.nextOnCores(ready, &s.first.schedRng)
 	}
 	if s.first.schedRng != 0 {
 		c := ready[xorshiftPick(&s.first.schedRng, len(ready))]
@@ -468,6 +463,12 @@ func (s *System) nextRunnable(now uint64) (*Process, *thread) {
 		}
 	}
 	return ready[0].p, ready[0].t
+}
+
+// cand is a runnable thread of a live process.
+type cand struct {
+	p *Process
+	t *thread
 }
 
 // wakeIO makes the threads of every process that wait for another
