@@ -110,16 +110,15 @@ func (s *System) setAffinity(p *Process, t *thread, mask uint64) {
 }
 
 // leaveCore records, before a scheduling decision, where the running
-// thread's core's clock is (the time the thread stopped) and how much of
-// its quantum it has used: a thread whose quantum is over, or that
-// stopped, lets the core go to its other threads.
-func (s *System) leaveCore() {
+// thread's core's clock is (now, the time the thread stopped) and how
+// much of its quantum it has used: a thread whose quantum is over, or
+// that stopped, lets the core go to its other threads.
+func (s *System) leaveCore(now uint64) {
 	p := s.cur
 	t := p.cur
 	if t == nil {
 		return
 	}
-	now := p.monoNow()
 	k := t.core
 	s.coreNow[k] = max(s.coreNow[k], now)
 	t.readyAt = max(t.readyAt, now)

@@ -369,20 +369,25 @@ func (s *System) reschedule(p *Process) {
 // nil: deadlock.
 func (s *System) schedule() (*Process, *thread) {
 	c := s.cur
+	now := c.monoNow()
 	if s.cpus > 1 {
-		s.leaveCore() // (the threads' wakes are noted below, at the same time)
+		s.leaveCore(now) // (the threads' wakes are noted below, at the same time)
 	}
 	for jumps := 0; ; jumps++ {
 		s.pumpHost(0)
 		if s.first.ended { // its program ran on the host and ended: the run is over
 			return nil, nil
 		}
-		now := c.monoNow()
+		if jumps > 0 {
+			now = c.monoNow()
+		}
 		for _, q := range s.procs {
 			if q.ended {
 				continue
 			}
-			q.clockOff = now - q.VirtualNanos()
+			if q != c { // (c's clock is now)
+				q.clockOff = now - q.VirtualNanos()
+			}
 			q.fireTimers()
 			q.wakeDue(now)
 		}
