@@ -12,9 +12,11 @@ import (
 
 // Core is an A64 CPU at EL0.
 type Core struct {
-	x       [256]uint64   // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
-	v       [32][2]uint64 // SIMD&FP registers: [0] = bits 63:0, [1] = bits 127:64
-	nzcv    uint32        // N=8 Z=4 C=2 V=1
+	x [256]uint64 // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
+	// v is the SIMD&FP registers ([0] = bits 63:0, [1] = bits 127:64):
+	// vOwn, or while a thread runs after SwitchThread, its context's.
+	v       *[32][2]uint64
+	nzcv    uint32 // N=8 Z=4 C=2 V=1
 	pc      uint64
 	fpcr    uint32
 	fpsr    uint32
@@ -44,6 +46,8 @@ type Core struct {
 	alignPending bool
 
 	pa *pauthState // pointer authentication; nil: off (pauth.go)
+
+	vOwn [32][2]uint64 // (v's storage when no thread's context is)
 }
 
 // codePage is a page of decoded instructions, one slot per word.
@@ -51,6 +55,7 @@ type codePage = cpu.CodePage[inst]
 
 func newCore(m *cpu.Machine) cpu.Core {
 	c := &Core{m: m, mem: m.Mem, vals: new([cpu.LogBatch]uint64)}
+	c.v = &c.vOwn
 	m.Mem.TBI = true // Linux sets TCR_EL1.TBI0 for user space
 	// Clearing only the op lets an instruction that overwrites itself
 	// finish with its operands.
@@ -80,14 +85,14 @@ func (c *Core) SetLog(l *cpu.Batch) {
 
 // State copies x0..x30, sp, NZCV and q0..q31.
 func (c *Core) State(s *cpu.State) {
-	userState(s, c.pc, c.x[:], &c.v, c.nzcv, c.fpsr, c.fpcr)
+	userState(s, c.pc, c.x[:], c.v, c.nzcv, c.fpsr, c.fpcr)
 }
 
 // SetState sets the registers State holds and clears the exclusive
 // monitor, as an exception return does (Arm ARM D1.2, ClearExclusiveLocal
 // on ERET).
 func (c *Core) SetState(s *cpu.State) {
-	setUserState(s, &c.pc, c.x[:], &c.v, &c.nzcv, &c.fpsr, &c.fpcr)
+	setUserState(s, &c.pc, c.x[:], c.v, &c.nzcv, &c.fpsr, &c.fpcr)
 	c.exclValid = false
 }
 

@@ -112,7 +112,7 @@ func (c *Core) simdLdSt(in *inst) bool {
 	if q {
 		nl = 16 >> es
 	}
-	v := c.v // scratch copy
+	v := *c.v // scratch copy
 	reg := func(i int) int { return (int(in.rd) + i) & 31 }
 	var total uint64
 	if !load {
@@ -175,7 +175,7 @@ func (c *Core) simdLdSt(in *inst) bool {
 		}
 	}
 	if load {
-		c.v = v
+		*c.v = v
 	}
 	if in.b&lsvPost != 0 {
 		if in.rm == rZR {

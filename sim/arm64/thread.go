@@ -30,12 +30,25 @@ func (c *Core) SaveThread(into any) any {
 	if !ok {
 		t = new(threadContext)
 	}
+	c.save(t)
+	if c.v == &t.v {
+		// t is the running thread's storage (SwitchThread): t holds the
+		// registers, and the core takes them back into its own, so that
+		// t stays what it is now as the core runs on
+		c.vOwn = t.v
+		c.v = &c.vOwn
+	} else {
+		t.v = *c.v
+	}
+	return t
+}
+
+// save copies the running thread's state but the SIMD&FP registers into t.
+func (c *Core) save(t *threadContext) {
 	copy(t.x[:], c.x[:len(t.x)])
-	t.v = c.v
 	t.nzcv, t.fpcr, t.fpsr = c.nzcv, c.fpcr, c.fpsr
 	t.pc, t.tpidr, t.tpidrro = c.pc, c.tpidr, c.tpidrro
 	t.exclAddr, t.exclSize, t.exclValid, t.exclVal = c.exclAddr, c.exclSize, c.exclValid, c.exclVal
-	return t
 }
 
 // LoadThread makes a saved thread's state the core's and clears the
@@ -44,25 +57,61 @@ func (c *Core) SaveThread(into any) any {
 // so a store-exclusive after a switch fails and its loop retries.
 func (c *Core) LoadThread(ctx any) {
 	t := ctx.(*threadContext)
+	c.load(t)
+	c.vOwn = t.v
+	c.v = &c.vOwn
+}
+
+// load makes t's state but the SIMD&FP registers the core's, as
+// LoadThread says.
+func (c *Core) load(t *threadContext) {
 	copy(c.x[:len(t.x)], t.x[:])
-	c.v = t.v
 	c.nzcv, c.fpcr, c.fpsr = t.nzcv, t.fpcr, t.fpsr
 	c.pc, c.tpidr, c.tpidrro = t.pc, t.tpidr, t.tpidrro
 	c.exclAddr, c.exclSize, c.exclValid, c.exclVal = 0, 0, false, [2]uint64{}
 	c.alignPending = false
 }
 
+// SwitchThread saves the running thread into from (unless save is false)
+// and makes to the running one, resumed with resume (cpu.ThreadCore). The
+// SIMD&FP registers, half of what a switch would copy, stay in to's
+// storage while it runs.
+func (c *Core) SwitchThread(from any, save bool, to any, resume bool) any {
+	if save {
+		f, ok := from.(*threadContext)
+		if !ok {
+			f = new(threadContext)
+		}
+		c.save(f)
+		if c.v != &f.v {
+			f.v = *c.v
+		}
+		from = f
+	}
+	t := to.(*threadContext)
+	c.load(t)
+	c.v = &t.v
+	if resume {
+		c.resume(t)
+	}
+	return from
+}
+
 // ResumeThread is LoadThread for a thread that goes on on a core that
 // ran nothing else since it stopped (cpu.Resumer: with several CPUs, the
 // other cores ran meanwhile, but no exception return cleared this core's
-// local monitor). The monitor stays armed unless the bytes it marks no
-// longer hold what the load-exclusive read: another core's store to them
-// clears the global monitor (Arm ARM B2.9). Like qemu-user's
-// store-exclusive, it compares values: a store of the same value back
-// goes unseen.
+// local monitor).
 func (c *Core) ResumeThread(ctx any) {
 	c.LoadThread(ctx)
-	t := ctx.(*threadContext)
+	c.resume(ctx.(*threadContext))
+}
+
+// resume arms the exclusive monitor again as t left it, unless the bytes
+// it marks no longer hold what the load-exclusive read: another core's
+// store to them clears the global monitor (Arm ARM B2.9). Like
+// qemu-user's store-exclusive, it compares values: a store of the same
+// value back goes unseen.
+func (c *Core) resume(t *threadContext) {
 	if !t.exclValid {
 		return
 	}

@@ -184,10 +184,18 @@ type StateWriter interface {
 // the core holds across instructions (the arm64 exclusive monitor, as
 // the exception return of a Linux context switch clears it). SetTLS sets
 // the thread pointer as clone's CLONE_SETTLS does (arm64 TPIDR_EL0, s390x
-// access registers a0:a1).
+// access registers a0:a1). SwitchThread is the scheduler's switch: from
+// = SaveThread(from) unless save is false (the running thread exited),
+// then LoadThread(to), or with resume ResumeThread(to) on a Resumer; it
+// returns from. It may leave part of the running thread's state in to's
+// storage instead of copying it into the core (the vector registers),
+// until the next switch or SaveThread: meanwhile to belongs to the core
+// (nobody reads a running thread's saved context; the kernel reads the
+// core).
 type ThreadCore interface {
 	SaveThread(into any) any
 	LoadThread(ctx any)
+	SwitchThread(from any, save bool, to any, resume bool) any
 	SetTLS(tls uint64)
 }
 

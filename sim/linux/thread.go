@@ -293,15 +293,13 @@ func (p *Process) switchTo(t *thread, resume bool) {
 		old := p.cur
 		old.insns += p.Insns - p.runStart
 		var oldPC uint64
-		if old.state != threadExited {
+		save := old.state != threadExited
+		if save {
 			old.pc = p.Core.PC()
 			oldPC = old.pc
-			old.ctx = tc.SaveThread(old.ctx)
 		}
-		if r, ok := tc.(cpu.Resumer); ok && resume {
-			r.ResumeThread(t.ctx)
-		} else {
-			tc.LoadThread(t.ctx)
+		if ctx := tc.SwitchThread(old.ctx, save, t.ctx, resume); save {
+			old.ctx = ctx
 		}
 		p.cur, p.sig = t, t.sig
 		p.runStart = p.Insns

@@ -16,9 +16,12 @@ import (
 
 // Core is a z/Architecture CPU in problem state.
 type Core struct {
-	r   [256]uint64   // r0..r15; r[rNone] is always 0; the rest is never used
-	v   [32][2]uint64 // vector registers: [0] = bits 0-63 (the FPR of v0-v15), [1] = bits 64-127
-	cc  uint8         // condition code, PSW bits 18-19
+	r [256]uint64 // r0..r15; r[rNone] is always 0; the rest is never used
+	// v is the vector registers ([0] = bits 0-63, the FPR of v0-v15; [1]
+	// = bits 64-127): vOwn, or while a thread runs after SwitchThread, its
+	// context's.
+	v   *[32][2]uint64
+	cc  uint8 // condition code, PSW bits 18-19
 	pc  uint64
 	svc uint8      // the number in the last svc instruction
 	ar  [16]uint32 // access registers: a0:a1 hold the thread pointer
@@ -38,6 +41,7 @@ type Core struct {
 	// up Execute's budget; exPending says the next Execute starts with it.
 	exInst    inst
 	exPending bool
+
 	// exInfos describes the executed targets for the timing log, per ex
 	// site and target (an OpInfo may carry a timing block, so each must
 	// stand for one instruction at one address).
@@ -47,6 +51,8 @@ type Core struct {
 	mem    *cpu.Memory
 	icache *cpu.ICache[inst]
 	log    *cpu.Batch // non-nil: every instruction is logged for the timing model
+
+	vOwn [32][2]uint64 // (v's storage when no thread's context is)
 }
 
 // codePage is a page of decoded instructions, one slot per halfword.
@@ -54,6 +60,7 @@ type codePage = cpu.CodePage[inst]
 
 func newCore(m *cpu.Machine) cpu.Core {
 	c := &Core{m: m, mem: m.Mem, vals: new([cpu.LogBatch]uint64)}
+	c.v = &c.vOwn
 	// Slots every 2 bytes, instructions up to 6 bytes long; invalidation
 	// resets only the op, so an instruction that stores over itself still
 	// has its operands.
@@ -95,13 +102,13 @@ func (c *Core) SetGPR(i int, v uint64) {
 
 // State copies r0..r15, the condition code and v0..v31.
 func (c *Core) State(s *cpu.State) {
-	userState(s, c.pc, c.r[:16], &c.v, c.cc, c.fpc, c.ar)
+	userState(s, c.pc, c.r[:16], c.v, c.cc, c.fpc, c.ar)
 }
 
 // SetState sets the registers State holds (the condition code from
 // State.Flags) and drops a pending execute target.
 func (c *Core) SetState(s *cpu.State) {
-	setUserState(s, &c.pc, c.r[:16], &c.v, &c.cc, &c.fpc, &c.ar)
+	setUserState(s, &c.pc, c.r[:16], c.v, &c.cc, &c.fpc, &c.ar)
 	c.exPending = false
 }
 

@@ -24,10 +24,24 @@ func (c *Core) SaveThread(into any) any {
 	if !ok {
 		t = new(threadContext)
 	}
-	copy(t.r[:], c.r[:16])
-	t.v, t.cc, t.pc, t.svc, t.ar, t.fpc = c.v, c.cc, c.pc, c.svc, c.ar, c.fpc
-	t.exInst, t.exPending = c.exInst, c.exPending
+	c.save(t)
+	if c.v == &t.v {
+		// t is the running thread's storage (SwitchThread): t holds the
+		// registers, and the core takes them back into its own, so that
+		// t stays what it is now as the core runs on
+		c.vOwn = t.v
+		c.v = &c.vOwn
+	} else {
+		t.v = *c.v
+	}
 	return t
+}
+
+// save copies the running thread's state but the vector registers into t.
+func (c *Core) save(t *threadContext) {
+	copy(t.r[:], c.r[:16])
+	t.cc, t.pc, t.svc, t.ar, t.fpc = c.cc, c.pc, c.svc, c.ar, c.fpc
+	t.exInst, t.exPending = c.exInst, c.exPending
 }
 
 // LoadThread makes a saved thread's state the core's. Interlocked
@@ -35,9 +49,38 @@ func (c *Core) SaveThread(into any) any {
 // instruction, so nothing else carries over a switch.
 func (c *Core) LoadThread(ctx any) {
 	t := ctx.(*threadContext)
+	c.load(t)
+	c.vOwn = t.v
+	c.v = &c.vOwn
+}
+
+// load makes t's state but the vector registers the core's.
+func (c *Core) load(t *threadContext) {
 	copy(c.r[:16], t.r[:])
-	c.v, c.cc, c.pc, c.svc, c.ar, c.fpc = t.v, t.cc, t.pc, t.svc, t.ar, t.fpc
+	c.cc, c.pc, c.svc, c.ar, c.fpc = t.cc, t.pc, t.svc, t.ar, t.fpc
 	c.exInst, c.exPending = t.exInst, t.exPending
+}
+
+// SwitchThread saves the running thread into from (unless save is false)
+// and makes to the running one (cpu.ThreadCore; nothing here outlives a
+// switch, so resuming is loading). The vector registers, most of what a
+// switch would copy, stay in to's storage while it runs.
+func (c *Core) SwitchThread(from any, save bool, to any, resume bool) any {
+	if save {
+		f, ok := from.(*threadContext)
+		if !ok {
+			f = new(threadContext)
+		}
+		c.save(f)
+		if c.v != &f.v {
+			f.v = *c.v
+		}
+		from = f
+	}
+	t := to.(*threadContext)
+	c.load(t)
+	c.v = &t.v
+	return from
 }
 
 // SetTLS sets the thread pointer in access registers a0 (high word) and

@@ -127,7 +127,7 @@ func (in *inst) validVector() bool {
 // vec executes the vector instructions (opVL to the end); the caller
 // fills in the fault's pc.
 func (c *Core) vec(in *inst) *cpu.Fault {
-	v := &c.v
+	v := c.v
 	es := in.m
 	addr := c.r[in.b] + c.r[in.r2] + uint64(in.imm)
 	switch in.op {
@@ -797,7 +797,7 @@ func (c *Core) sumAcross(in *inst) {
 // element" forms, M bit 8, do element 0 and clear element 1, as qemu).
 // The IEEE flags of all elements processed go to the FPC together.
 func (c *Core) vecFP(in *inst) *cpu.Fault {
-	v := &c.v
+	v := c.v
 	var r vreg128
 	var flags uint32 // the IEEE flags of all elements
 	switch in.op {

@@ -91,7 +91,7 @@ func indexResult(i int) vreg128 { return vreg128{uint64(i), 0} }
 // m (M4 of vfae, vfee, vfene; M3 of vistr; M5 of vstrc), the flags b (M5)
 // or, for vstrc, imm (M6); validVector has checked both.
 func (c *Core) vecString(in *inst) {
-	v := &c.v
+	v := c.v
 	es := in.m
 	flags := in.b
 	a := v[in.r2]
