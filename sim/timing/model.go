@@ -292,6 +292,8 @@ type Model struct {
 	// at its gen ownedGen (ownsHot; a core of several only).
 	owned    [hotLines]uint64
 	ownedGen uint64
+	// perMHz divides by Preset.MHz (Nanos).
+	perMHz divider
 }
 
 // New returns a cold model of preset p.
@@ -300,7 +302,8 @@ func New(p *Preset) *Model { return newModel(p, newCache(p.LLC)) }
 // newModel is New with the last-level cache llc (a cluster's shared one).
 func newModel(p *Preset, llc *cache) *Model {
 	return &Model{Preset: p, l1: newCache(p.L1D), l2: newCache(p.L2), llc: llc, tlb: newTLB(p.TLB),
-		bp: make([]uint8, 1<<p.BPBits), btb: make([]btbEntry, 1<<p.BTBBits), PCShift: 2, sum: &summariser{}}
+		bp: make([]uint8, 1<<p.BPBits), btb: make([]btbEntry, 1<<p.BTBBits), PCShift: 2, sum: &summariser{},
+		perMHz: newDivider(p.MHz)}
 }
 
 // Cycle is the current cycle (the dispatch cycle of the next operation).
@@ -830,4 +833,9 @@ func Of(m *cpu.Machine) *Model {
 }
 
 // Nanos converts cycles to virtual nanoseconds.
-func (t *Model) Nanos(cycles uint64) uint64 { return cycles * 1000 / t.Preset.MHz }
+func (t *Model) Nanos(cycles uint64) uint64 {
+	if t.perMHz.d != t.Preset.MHz {
+		t.perMHz = newDivider(t.Preset.MHz)
+	}
+	return t.perMHz.div(cycles * 1000)
+}
