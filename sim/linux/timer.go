@@ -254,11 +254,11 @@ func (p *Process) timerEvent() (uint64, bool) {
 // runs) the next thread runs, else the running one takes the signals
 // that became pending.
 func (p *Process) preempt() {
-	p.fireTimers()
 	if q := p.timer.quantumEnd; q != 0 && p.Insns >= q || p.cur.state != threadRunnable {
-		p.reschedule()
+		p.reschedule() // (which fires the timers first)
 		return
 	}
+	p.fireTimers()
 	if len(p.sig.pending) != 0 {
 		p.clearMonitor()
 		p.deliverSignals()
