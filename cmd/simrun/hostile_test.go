@@ -37,6 +37,14 @@ func TestMain(m *testing.M) {
 	// Guests in these tests start with an empty environment, whatever the
 	// machine's, so that their outputs (stack addresses included) match.
 	hostEnviron = func() []string { return nil }
+	// A host tool the tests run (gdb, qemu-user) that crashes leaves no
+	// core file in the package's directory (the soft limit: a test that
+	// wants qemu's core raises it again).
+	var core syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_CORE, &core) == nil {
+		core.Cur = 0
+		syscall.Setrlimit(syscall.RLIMIT_CORE, &core)
+	}
 	st := m.Run()
 	if hostileBuild.path != "" {
 		os.RemoveAll(filepath.Dir(hostileBuild.path))
