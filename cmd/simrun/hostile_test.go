@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	// Guests in these tests start with an empty environment, whatever the
 	// machine's, so that their outputs (stack addresses included) match.
 	hostEnviron = func() []string { return nil }
+	// Every calm scheduling decision on several CPUs is checked against
+	// the full one (sim/linux's calmDecision).
+	os.Setenv("SIMRUN_CHECK_SCHED", "1")
 	// A host tool the tests run (gdb, qemu-user) that crashes leaves no
 	// core file in the package's directory (the soft limit: a test that
 	// wants qemu's core raises it again).

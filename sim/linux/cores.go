@@ -210,20 +210,16 @@ func (s *System) enterCore(q *Process, t *thread) (resume bool) {
 
 // nextOnCores is nextRunnable with several CPUs: it notes every live
 // thread's wake at now (noteWake) and picks. Each core offers one of its
-// runnable threads: the one whose quantum goes on there, else the one
-// that can start earliest, ties to the first in tid order after the
-// thread that ran there last (round robin on the core, as with one CPU).
-// Of the cores' threads, the one that can start earliest runs, ties to
-// the first in tid order after the running one; with --sched random (rng
-// not 0), any one of them, drawn from rng: the k-th in tid order, k drawn
-// among the cores that offer one. Every order here is a comparison of
-// (start, tid after a given one, wrapping), so one pass over the threads
-// in any order decides (this runs every few dozen instructions).
+// runnable threads (offerOn); of the cores' threads, pickOffer picks.
+// Every order here is a comparison of (start, tid after a given one,
+// wrapping), so one pass over the threads in any order decides (this
+// runs every few dozen instructions). It also notes whether any thread
+// waits with a deadline (calm).
 func (s *System) nextOnCores(now uint64, rng *uint64) (*Process, *thread) {
-	offer := s.offer
-	for k := range offer {
-		offer[k] = coreOffer{}
+	for k := range s.offer {
+		s.offer[k] = coreOffer{}
 	}
+	deadlines := false
 	for _, q := range s.procs {
 		if q.ended {
 			continue
@@ -231,32 +227,52 @@ func (s *System) nextOnCores(now uint64, rng *uint64) (*Process, *thread) {
 		for _, t := range q.threads {
 			run := t.state == threadRunnable
 			s.noteWake(t, run, now)
-			if !run {
-				continue
-			}
-			k := t.core
-			o := &offer[k]
-			at := s.startAt(t)
-			switch holder := s.coreThr[k]; {
-			case o.t != nil && o.t == holder: // its quantum goes on
-			case t == holder, o.t == nil:
-				*o = coreOffer{q, t, at}
-			default:
-				var last uint64 // (the round robin's order: how far after the core's last thread a tid comes, wrapping)
-				if l := s.coreLast[k]; l != nil {
-					last = l.tid
-				}
-				if at < o.at || at == o.at && t.tid-last-1 < o.t.tid-last-1 {
-					*o = coreOffer{q, t, at}
-				}
+			if run {
+				s.offerOn(q, t)
+			} else if t.hasDeadline {
+				deadlines = true
 			}
 		}
 	}
+	s.calm = s.calm && !deadlines
+	return s.pickOffer(rng)
+}
+
+// offerOn makes t, a runnable thread of q, the thread its core offers if
+// it comes before the one offered so far: the one whose quantum goes on
+// there comes first, then the one that can start earliest, ties to the
+// first in tid order after the thread that ran there last (round robin
+// on the core, as with one CPU).
+func (s *System) offerOn(q *Process, t *thread) {
+	k := t.core
+	o := &s.offer[k]
+	at := s.startAt(t)
+	switch holder := s.coreThr[k]; {
+	case o.t != nil && o.t == holder: // its quantum goes on
+	case t == holder, o.t == nil:
+		*o = coreOffer{q, t, at}
+	default:
+		var last uint64 // (the round robin's order: how far after the core's last thread a tid comes, wrapping)
+		if l := s.coreLast[k]; l != nil {
+			last = l.tid
+		}
+		if at < o.at || at == o.at && t.tid-last-1 < o.t.tid-last-1 {
+			*o = coreOffer{q, t, at}
+		}
+	}
+}
+
+// pickOffer picks among the cores' offers the thread that can start
+// earliest, ties to the first in tid order after the running one; with
+// --sched random (rng not 0), any one of them, drawn from rng: the k-th
+// in tid order, k drawn among the cores that offer one. A debugger's
+// scheduler locking (LockScheduler) goes first, as with one CPU.
+func (s *System) pickOffer(rng *uint64) (*Process, *thread) {
+	offer := s.offer
 	if p := s.cur; !p.ended && p.locked != nil && p.locked.state == threadRunnable {
-		return p, p.locked // a debugger's scheduler locking (LockScheduler), as with one CPU
+		return p, p.locked
 	}
 	if *rng != 0 {
-		// the k-th in tid order, k drawn among the cores that offer one
 		ready := s.ready[:0]
 		for k := range offer {
 			if o := &offer[k]; o.t != nil {
@@ -286,6 +302,62 @@ func (s *System) nextOnCores(now uint64, rng *uint64) (*Process, *thread) {
 		return nil, nil
 	}
 	return pick.p, pick.t
+}
+
+// A calm step (calmDecision). With several CPUs a scheduling decision
+// comes every few dozen instructions, mostly with nothing changed but
+// the running thread's run. When the last decision found the system calm
+// — no timer, no timed wait, no host program, no random scheduling, and
+// no signal pending for the thread it chose — and the running process
+// has entered its kernel neither by a syscall nor by a fault since
+// (Process.entries) and runs without a debugger, then no thread's state
+// has changed, no timer can fire and no wait can time out: the other
+// cores' clocks and offers are the last decision's, and only the running
+// thread's core offers again. calmDecision is then schedule's decision,
+// made without a pass over every thread. (SIMRUN_CHECK_SCHED=1 makes
+// every calm decision check itself against the full one.)
+
+// calmDecision is schedule at a calm step's end.
+func (s *System) calmDecision() (*Process, *thread) {
+	c := s.cur
+	now := c.monoNow()
+	s.leaveCore(now)
+	for _, q := range s.procs {
+		if !q.ended && q != c {
+			q.clockOff = now - q.VirtualNanos()
+		}
+	}
+	if t := c.cur; s.coreThr[t.core] == t {
+		s.offer[t.core] = coreOffer{c, t, s.startAt(t)} // its quantum goes on there
+	} else {
+		k := t.core
+		s.offer[k] = coreOffer{}
+		for _, q := range s.procs {
+			if q.ended {
+				continue
+			}
+			for _, t := range q.threads {
+				if t.core == k && t.state == threadRunnable {
+					s.offerOn(q, t)
+				}
+			}
+		}
+	}
+	q, t := s.pickOffer(&s.first.schedRng)
+	if s.checkCalm {
+		if q2, t2 := s.nextOnCores(now, &s.first.schedRng); q2 != q || t2 != t {
+			panic(fmt.Sprintf("a calm scheduling decision chose tid %d, the full one %d", tidOf(t), tidOf(t2)))
+		}
+	}
+	return q, t
+}
+
+// tidOf is t's tid, 0 for none.
+func tidOf(t *thread) uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.tid
 }
 
 // coreOffer is the thread a core offers the scheduler (none: t nil), of

@@ -140,6 +140,7 @@ type Process struct {
 	schedRng   uint64  // the random scheduler's state (0: round robin)
 	locked     *thread // LockScheduler's thread (nil: none)
 	switches   uint64
+	entries    uint64 // syscalls and faults taken: kernel entries (a calm step, cores.go)
 	runStart   uint64 // Insns when cur began to run
 	waitSeq    uint64 // orders futex waiters
 	spare      any    // a context clone reuses

@@ -394,6 +394,7 @@ func (p *Process) forceSignal(in sigInfo) {
 // ignored or left at its default ends the run with today's message, as
 // the process would die of it.
 func (p *Process) TakeFault(m *cpu.Machine, f *cpu.Fault) bool {
+	p.entries++
 	abi := sigABIFor(p.Arch)
 	if abi == nil || p.sig == nil {
 		return false

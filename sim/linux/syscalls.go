@@ -78,6 +78,7 @@ func SyscallDefs() map[string]Syscall {
 
 // Syscall runs the syscall the core stopped at (cpu.Kernel).
 func (p *Process) Syscall(m *cpu.Machine) {
+	p.entries++
 	nr, args := p.Core.Syscall()
 	e := p.table[nr]
 	name := fmt.Sprintf("syscall_%d", nr)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -76,6 +77,13 @@ type System struct {
 	stepStart uint64
 	ready     []cand      // nextRunnable's list, reused
 	offer     []coreOffer // nextOnCores's, reused
+	// calm says the last decision found the system calm; calmSince is
+	// the process that has run since a calm decision (nil: none), whose
+	// kernel entries were calmEntries then (cores.go).
+	calm        bool
+	calmSince   *Process
+	calmEntries uint64
+	checkCalm   bool // SIMRUN_CHECK_SCHED=1 (calmDecision)
 
 	personality uint32 // personality(2)'s persona (sysproc.go)
 	pipeIno     uint64 // the last anonymous pipe's inode number
@@ -103,6 +111,7 @@ func newSystem(p *Process) *System {
 		s.coreNow = make([]uint64, s.cpus)
 		s.coreThr, s.coreUsed, s.offer = make([]*thread, s.cpus), make([]uint64, s.cpus), make([]coreOffer, s.cpus)
 		s.coreLast = make([]*thread, s.cpus)
+		s.checkCalm = os.Getenv("SIMRUN_CHECK_SCHED") == "1"
 	}
 	return s
 }
@@ -343,19 +352,31 @@ func (s *System) multi() bool { return s.nlive > 1 }
 // thread of any process runs; one of another process makes p's machine
 // yield to it.
 func (s *System) reschedule(p *Process) {
-	q, t := s.schedule()
+	var q *Process
+	var t *thread
+	if s.calmSince == p && p.entries == s.calmEntries && p.Machine.Observer == nil && p.locked == nil {
+		q, t = s.calmDecision() // (cores.go)
+	} else {
+		s.calm = s.cpus > 1 && s.hosts == 0 && s.first.schedRng == 0
+		q, t = s.schedule()
+	}
+	s.calmSince = nil
 	switch {
 	case t == nil:
 		s.deadlocked = true
 		p.Yield()
 	case q == p:
 		resume := false
+		calm := s.calm && len(t.sig.pending) == 0
 		if s.cpus > 1 {
 			resume = s.enterCore(p, t)
 		}
 		p.switchTo(t, resume)
 		if !p.Exited() {
 			p.setSlice()
+			if calm {
+				s.calmSince, s.calmEntries = p, p.entries
+			}
 		}
 	default:
 		s.switchTo, s.switchThr = q, t
@@ -387,6 +408,9 @@ func (s *System) schedule() (*Process, *thread) {
 			}
 			if q != c { // (c's clock is now)
 				q.clockOff = now - q.VirtualNanos()
+			}
+			if q.hasTimers() || len(q.timer.fds) != 0 {
+				s.calm = false
 			}
 			q.fireTimers()
 			q.wakeDue(now)
