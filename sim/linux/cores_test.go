@@ -10,6 +10,10 @@ import (
 	"simrun/programs"
 )
 
+// The package's runs on several CPUs check every calm scheduling
+// decision against the full one (calmDecision).
+func init() { os.Setenv("SIMRUN_CHECK_SCHED", "1") }
+
 // coresProcess is testProcess with Config.CPUs n.
 func coresProcess(t *testing.T, arch string, n int) (*Process, uint64) {
 	t.Helper()
