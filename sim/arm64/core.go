@@ -15,7 +15,7 @@ type Core struct {
 	x [256]uint64 // x0..x30, [31] = 0 (xzr), [32] = sp, [33] = write sink
 	// v is the SIMD&FP registers ([0] = bits 63:0, [1] = bits 127:64):
 	// vOwn, or while a thread runs after SwitchThread, its context's.
-	v       *[32][2]uint64
+	v       *cpu.VecRegs
 	nzcv    uint32 // N=8 Z=4 C=2 V=1
 	pc      uint64
 	fpcr    uint32
@@ -47,7 +47,7 @@ type Core struct {
 
 	pa *pauthState // pointer authentication; nil: off (pauth.go)
 
-	vOwn [32][2]uint64 // (v's storage when no thread's context is)
+	vOwn cpu.VecRegs // (v's storage when no thread's context is)
 }
 
 // codePage is a page of decoded instructions, one slot per word.

@@ -26,29 +26,23 @@ type threadContext struct {
 
 // SaveThread copies the running thread's state (cpu.ThreadCore).
 func (c *Core) SaveThread(into any) any {
+	t := c.save(into)
+	cpu.SaveVecs(&c.v, &c.vOwn, &t.v)
+	return t
+}
+
+// save copies the running thread's state but the SIMD&FP registers into
+// into, or a new context if into is not one, and returns it.
+func (c *Core) save(into any) *threadContext {
 	t, ok := into.(*threadContext)
 	if !ok {
 		t = new(threadContext)
 	}
-	c.save(t)
-	if c.v == &t.v {
-		// t is the running thread's storage (SwitchThread): t holds the
-		// registers, and the core takes them back into its own, so that
-		// t stays what it is now as the core runs on
-		c.vOwn = t.v
-		c.v = &c.vOwn
-	} else {
-		t.v = *c.v
-	}
-	return t
-}
-
-// save copies the running thread's state but the SIMD&FP registers into t.
-func (c *Core) save(t *threadContext) {
 	copy(t.x[:], c.x[:len(t.x)])
 	t.nzcv, t.fpcr, t.fpsr = c.nzcv, c.fpcr, c.fpsr
 	t.pc, t.tpidr, t.tpidrro = c.pc, c.tpidr, c.tpidrro
 	t.exclAddr, t.exclSize, t.exclValid, t.exclVal = c.exclAddr, c.exclSize, c.exclValid, c.exclVal
+	return t
 }
 
 // LoadThread makes a saved thread's state the core's and clears the
@@ -58,8 +52,7 @@ func (c *Core) save(t *threadContext) {
 func (c *Core) LoadThread(ctx any) {
 	t := ctx.(*threadContext)
 	c.load(t)
-	c.vOwn = t.v
-	c.v = &c.vOwn
+	cpu.LoadVecs(&c.v, &c.vOwn, &t.v)
 }
 
 // load makes t's state but the SIMD&FP registers the core's, as
@@ -77,20 +70,14 @@ func (c *Core) load(t *threadContext) {
 // SIMD&FP registers, half of what a switch would copy, stay in to's
 // storage while it runs.
 func (c *Core) SwitchThread(from any, save bool, to any, resume bool) any {
+	var fv *cpu.VecRegs
 	if save {
-		f, ok := from.(*threadContext)
-		if !ok {
-			f = new(threadContext)
-		}
-		c.save(f)
-		if c.v != &f.v {
-			f.v = *c.v
-		}
-		from = f
+		f := c.save(from)
+		from, fv = f, &f.v
 	}
 	t := to.(*threadContext)
+	cpu.SwitchVecs(&c.v, fv, &t.v)
 	c.load(t)
-	c.v = &t.v
 	if resume {
 		c.resume(t)
 	}

@@ -20,7 +20,7 @@ type Core struct {
 	// v is the vector registers ([0] = bits 0-63, the FPR of v0-v15; [1]
 	// = bits 64-127): vOwn, or while a thread runs after SwitchThread, its
 	// context's.
-	v   *[32][2]uint64
+	v   *cpu.VecRegs
 	cc  uint8 // condition code, PSW bits 18-19
 	pc  uint64
 	svc uint8      // the number in the last svc instruction
@@ -52,7 +52,7 @@ type Core struct {
 	icache *cpu.ICache[inst]
 	log    *cpu.Batch // non-nil: every instruction is logged for the timing model
 
-	vOwn [32][2]uint64 // (v's storage when no thread's context is)
+	vOwn cpu.VecRegs // (v's storage when no thread's context is)
 }
 
 // codePage is a page of decoded instructions, one slot per halfword.

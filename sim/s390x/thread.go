@@ -20,28 +20,22 @@ type threadContext struct {
 
 // SaveThread copies the running thread's state (cpu.ThreadCore).
 func (c *Core) SaveThread(into any) any {
+	t := c.save(into)
+	cpu.SaveVecs(&c.v, &c.vOwn, &t.v)
+	return t
+}
+
+// save copies the running thread's state but the vector registers into
+// into, or a new context if into is not one, and returns it.
+func (c *Core) save(into any) *threadContext {
 	t, ok := into.(*threadContext)
 	if !ok {
 		t = new(threadContext)
 	}
-	c.save(t)
-	if c.v == &t.v {
-		// t is the running thread's storage (SwitchThread): t holds the
-		// registers, and the core takes them back into its own, so that
-		// t stays what it is now as the core runs on
-		c.vOwn = t.v
-		c.v = &c.vOwn
-	} else {
-		t.v = *c.v
-	}
-	return t
-}
-
-// save copies the running thread's state but the vector registers into t.
-func (c *Core) save(t *threadContext) {
 	copy(t.r[:], c.r[:16])
 	t.cc, t.pc, t.svc, t.ar, t.fpc = c.cc, c.pc, c.svc, c.ar, c.fpc
 	t.exInst, t.exPending = c.exInst, c.exPending
+	return t
 }
 
 // LoadThread makes a saved thread's state the core's. Interlocked
@@ -50,8 +44,7 @@ func (c *Core) save(t *threadContext) {
 func (c *Core) LoadThread(ctx any) {
 	t := ctx.(*threadContext)
 	c.load(t)
-	c.vOwn = t.v
-	c.v = &c.vOwn
+	cpu.LoadVecs(&c.v, &c.vOwn, &t.v)
 }
 
 // load makes t's state but the vector registers the core's.
@@ -66,20 +59,14 @@ func (c *Core) load(t *threadContext) {
 // switch, so resuming is loading). The vector registers, most of what a
 // switch would copy, stay in to's storage while it runs.
 func (c *Core) SwitchThread(from any, save bool, to any, resume bool) any {
+	var fv *cpu.VecRegs
 	if save {
-		f, ok := from.(*threadContext)
-		if !ok {
-			f = new(threadContext)
-		}
-		c.save(f)
-		if c.v != &f.v {
-			f.v = *c.v
-		}
-		from = f
+		f := c.save(from)
+		from, fv = f, &f.v
 	}
 	t := to.(*threadContext)
+	cpu.SwitchVecs(&c.v, fv, &t.v)
 	c.load(t)
-	c.v = &t.v
 	return from
 }
 
