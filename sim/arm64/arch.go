@@ -3,6 +3,7 @@ package arm64
 import (
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -29,6 +30,25 @@ const (
 	HWCAP      = hwcapFP | hwcapASIMD | hwcapAES | hwcapPMULL | hwcapSHA1 | hwcapSHA2 | hwcapCRC32 | hwcapCPUID
 )
 
+// hwcapNames are /proc/cpuinfo's names of the HWCAP bits above, by bit
+// (Linux's arm64 hwcap_str).
+var hwcapNames = []string{"fp", "asimd", "evtstrm", "aes", "pmull", "sha1", "sha2", "crc32", "atomics", "fphp", "asimdhp", "cpuid"}
+
+// cpuInfo is /proc/cpuinfo as Linux's arm64 c_show prints it: per CPU,
+// BogoMIPS from the counter frequency (2 × CNTFRQ / 10^6), the HWCAP
+// features and the fields of MIDR_EL1.
+//
+//	MIDR_EL1  31     24 23   20 19    16 15        4 3      0
+//	         | implem. | var.  | arch.  | part      | rev.   |
+func cpuInfo(n int) []byte {
+	var b []byte
+	for i := range n {
+		b = fmt.Appendf(b, "processor\t: %d\nBogoMIPS\t: %d.00\nFeatures\t: %s\nCPU implementer\t: %#02x\nCPU architecture: 8\nCPU variant\t: %#x\nCPU part\t: %#03x\nCPU revision\t: %d\n\n",
+			i, 2*cntFreq/1000000, cpu.HWCAPNames(HWCAP, hwcapNames), valMIDR>>24, valMIDR>>20&0xf, valMIDR>>4&0xfff, valMIDR&0xf)
+	}
+	return b
+}
+
 // Arch is the arm64 descriptor.
 var Arch = &cpu.Arch{
 	Name:         "arm64",
@@ -40,6 +60,7 @@ var Arch = &cpu.Arch{
 	HWCAP:        HWCAP,
 	HWCAP2:       0,
 	HasHWCAP2:    true,
+	CPUInfo:      cpuInfo,
 	MmapBase:     0x5500000000,
 	// mov x8, #139 (rt_sigreturn); svc #0
 	SigTramp:   []byte{0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4},

@@ -30,6 +30,10 @@ type Arch struct {
 	HWCAP        uint64
 	HWCAP2       uint64
 	HasHWCAP2    bool
+	// CPUInfo is the text of /proc/cpuinfo on a machine of n CPUs, as
+	// Linux prints it for a CPU with HWCAP and the ID registers the
+	// guest reads.
+	CPUInfo func(n int) []byte
 	// MmapBase is where the first mmap (the stack, or a static-PIE image)
 	// goes; the values follow qemu-user 7.2 so addresses match its traces.
 	MmapBase uint64
@@ -64,6 +68,18 @@ type Arch struct {
 	// Disasm renders the instruction at the start of code (x/arch syntax);
 	// it returns the instruction length, or 0 if it cannot decode.
 	Disasm func(code []byte, pc uint64) (text string, n int)
+}
+
+// HWCAPNames is the list of features /proc/cpuinfo prints for hwcap:
+// names[i] for each set bit i, space-separated.
+func HWCAPNames(hwcap uint64, names []string) string {
+	var out []string
+	for i, n := range names {
+		if hwcap&(1<<i) != 0 && n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 var arches []*Arch

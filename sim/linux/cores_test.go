@@ -2,6 +2,7 @@ package linux
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,25 +106,58 @@ func TestSeveralCPUs(t *testing.T) {
 	}
 }
 
+// requireSysCPU checks /sys/devices/system/cpu: online, possible and
+// present say list, the directory holds the cpuN, and any other
+// path below it gives ENOENT.
+func requireSysCPU(t *testing.T, p *Process, list string, cpus ...string) {
+	t.Helper()
+	for _, name := range []string{"online", "possible", "present"} {
+		f, e, ok := p.openSpecial(sysCPUDir+"/"+name, oRdonly)
+		require.True(t, ok)
+		require.Zero(t, e)
+		require.Equal(t, list+"\n", string(f.data), name)
+	}
+	f, e, ok := p.openSpecial(sysCPUDir, oRdonly)
+	require.True(t, ok)
+	require.Zero(t, e)
+	var names []string
+	for _, d := range f.list() {
+		names = append(names, d.name)
+	}
+	require.Equal(t, append(cpus, "offline", "online", "possible", "present"), names)
+	for _, c := range cpus {
+		_, e, _ := p.openSpecial(sysCPUDir+"/"+c, oRdonly)
+		require.Zero(t, e, c)
+	}
+	for _, bad := range []string{"cpu" + strconv.Itoa(len(cpus)), "cpu01", "cpu0/topology/core_id", "kernel_max", "cpufreq"} {
+		_, e, ok := p.openSpecial(sysCPUDir+"/"+bad, oRdonly)
+		require.True(t, ok, bad)
+		require.Equal(t, errno(ENOENT), e, bad)
+	}
+}
+
 func TestCPUList(t *testing.T) {
 	for mask, want := range map[uint64]string{1: "0", 0xf: "0-3", 0xd: "0,2-3", 1 << 63: "63", ^uint64(0): "0-63", 0x2a: "1,3,5"} {
 		require.Equal(t, want, cpuList(mask), "%#x", mask)
 	}
 }
 
-// TestCPUsProcFiles: /proc/cpuinfo and /proc/stat list one CPU as they
-// always did, and N with Config.CPUs N.
+// TestCPUsProcFiles: /proc/cpuinfo, /proc/stat and
+// /sys/devices/system/cpu list one CPU, and N with Config.CPUs N;
+// cpuinfo's features are HWCAP's and its arm64 CPU fields MIDR_EL1's.
 func TestCPUsProcFiles(t *testing.T) {
 	want1 := map[string]string{
-		"s390x": "vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n",
-		"arm64": "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n",
+		"s390x": "vendor_id       : IBM/S390\n# processors    : 1\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch ldisp eimm highgprs vx\nprocessor 0: version = 00,  identification = 000000,  machine = 2964\n\ncpu number      : 0\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n",
+		"arm64": "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd08\nCPU revision\t: 3\n\n",
 	}
 	for _, arch := range []string{"arm64", "s390x"} {
 		p, _ := coresProcess(t, arch, 1)
-		require.Equal(t, want1[arch], string(p.cpuinfo()))
+		require.Equal(t, want1[arch], string(p.Arch.CPUInfo(p.sys.cpus)))
+		requireSysCPU(t, p, "0", "cpu0")
 		require.Equal(t, "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\nbtime 1767225600\nprocesses 1\nprocs_running 1\n", string(p.procMisc("/proc/stat")))
 		p, _ = coresProcess(t, arch, 3)
-		info := string(p.cpuinfo())
+		info := string(p.Arch.CPUInfo(p.sys.cpus))
+		requireSysCPU(t, p, "0-2", "cpu0", "cpu1", "cpu2")
 		stat := string(p.procMisc("/proc/stat"))
 		for _, s := range []string{"cpu2 ", "cpu1 ", "cpu0 "} {
 			require.Contains(t, stat, s)

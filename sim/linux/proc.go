@@ -20,6 +20,9 @@ import (
 // one (the host's file system then answers).
 func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64, ok bool) {
 	clean := filepath.Clean(path)
+	if clean == sysCPUDir || strings.HasPrefix(clean, sysCPUDir+"/") {
+		return p.sysCPU(clean, flags)
+	}
 	if !strings.HasPrefix(clean, "/proc/") && !strings.HasPrefix(clean, "/dev/") && clean != "/proc" {
 		return nil, 0, false
 	}
@@ -47,7 +50,7 @@ func (p *Process) openSpecial(path string, flags uint64) (f *openFile, e uint64,
 	if !isProc {
 		switch clean {
 		case "/proc/cpuinfo":
-			return p.virtual(clean, flags, p.cpuinfo())
+			return p.virtual(clean, flags, p.Arch.CPUInfo(p.sys.cpus))
 		case "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/mounts", "/proc/sys/kernel/osrelease",
 			"/proc/uptime", "/proc/loadavg":
 			return p.virtual(clean, flags, p.procMisc(clean))
@@ -132,6 +135,38 @@ func (p *Process) procEntries() []dirent {
 	}
 	return append(out, dirent{"cpuinfo", dtReg}, dirent{"filesystems", dtReg}, dirent{"loadavg", dtReg}, dirent{"meminfo", dtReg},
 		dirent{"mounts", dtReg}, dirent{"self", dtLnk}, dirent{"stat", dtReg}, dirent{"sys", dtDir}, dirent{"uptime", dtReg})
+}
+
+// sysCPUDir is where Linux's sysfs describes the CPUs.
+const sysCPUDir = "/sys/devices/system/cpu"
+
+// sysCPU opens a file of /sys/devices/system/cpu, which tells a program
+// how many CPUs it has (glibc's get_nprocs reads online,
+// get_nprocs_conf lists the directory's cpuN): the simulated machine's
+// (--cpus), never the host's. The directory holds online, possible,
+// present and offline and an empty directory per CPU; nothing else
+// (topology, caches, frequencies) is modelled, and its paths give ENOENT.
+func (p *Process) sysCPU(clean string, flags uint64) (*openFile, uint64, bool) {
+	n := p.sys.cpus
+	name := strings.TrimPrefix(strings.TrimPrefix(clean, sysCPUDir), "/")
+	switch name {
+	case "":
+		return p.virtualDir(clean, flags, func() []dirent {
+			var out []dirent
+			for i := range n {
+				out = append(out, dirent{"cpu" + strconv.Itoa(i), dtDir})
+			}
+			return append(out, dirent{"offline", dtReg}, dirent{"online", dtReg}, dirent{"possible", dtReg}, dirent{"present", dtReg})
+		})
+	case "online", "possible", "present":
+		return p.virtual(clean, flags, []byte(cpuList(1<<n-1)+"\n"))
+	case "offline":
+		return p.virtual(clean, flags, []byte("\n"))
+	}
+	if i, err := strconv.Atoi(strings.TrimPrefix(name, "cpu")); err == nil && "cpu"+strconv.Itoa(i) == name && i < n {
+		return p.virtualDir(clean, flags, func() []dirent { return nil })
+	}
+	return nil, errno(ENOENT), true
 }
 
 // zombieEntries are what a zombie's /proc directory keeps: its memory,
@@ -232,7 +267,7 @@ func (p *Process) specialPath(dirfd uint64, path string) string {
 		}
 		base = f.path
 	}
-	for _, top := range []string{"/proc", "/dev"} {
+	for _, top := range []string{"/proc", "/dev", sysCPUDir} {
 		if base == top || strings.HasPrefix(base, top+"/") {
 			return base + "/" + path
 		}
@@ -512,24 +547,6 @@ func (p *Process) procStatus(reader *Process) []byte {
 	state, name := p.procState(reader)
 	return []byte(fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\t%s (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t\nThreads:\t%d\nSigQ:\t0/63432\nSigPnd:\t%016x\nShdPnd:\t0000000000000000\nSigBlk:\t%016x\nCpus_allowed:\t%x\nCpus_allowed_list:\t%s\n",
 		p.comm(), p.umask, state, name, p.pid, p.pid, p.ppid, p.procThreads(), p.sig.pendingSet(), p.sig.mask, p.cur.affinity, cpuList(p.cur.affinity)))
-}
-
-func (p *Process) cpuinfo() []byte {
-	if p.Arch.Name == "s390x" {
-		b := fmt.Appendf(nil, "vendor_id       : IBM/S390\n# processors    : %d\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: esan3 zarch stfle msa ldisp eimm dfp edat etf3eh highgprs te vx sie\n", p.sys.cpus)
-		for i := range p.sys.cpus { // one line and one section per CPU (--cpus)
-			b = fmt.Appendf(b, "processor %d: version = 00,  identification = 000000,  machine = 2964\n", i)
-		}
-		for i := range p.sys.cpus {
-			b = fmt.Appendf(b, "\ncpu number      : %d\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n", i)
-		}
-		return b
-	}
-	var b []byte
-	for i := range p.sys.cpus { // one entry per CPU (--cpus)
-		b = fmt.Appendf(b, "processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n", i)
-	}
-	return b
 }
 
 func (p *Process) procMisc(path string) []byte {

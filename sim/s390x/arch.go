@@ -29,6 +29,25 @@ const (
 	HWCAP         = hwcapESAN3 | hwcapZARCH | hwcapLDISP | hwcapEIMM | hwcapHIGHGPRS | hwcapVXRS
 )
 
+// hwcapNames are /proc/cpuinfo's names of the HWCAP bits, by bit (Linux's
+// s390 hwcap_str).
+var hwcapNames = []string{"esan3", "zarch", "stfle", "msa", "ldisp", "eimm", "dfp", "edat", "etf3eh", "highgprs", "te", "vx", "vxd", "vxe"}
+
+// cpuInfo is /proc/cpuinfo as Linux's s390 show_cpuinfo prints it for n
+// CPUs of machine type 2964 (z13, the vector facility's first): the
+// summary with the HWCAP features, a line per CPU, then a section per
+// CPU.
+func cpuInfo(n int) []byte {
+	b := fmt.Appendf(nil, "vendor_id       : IBM/S390\n# processors    : %d\nbogomips per cpu: 13370.00\nmax thread id   : 0\nfeatures\t: %s\n", n, cpu.HWCAPNames(HWCAP, hwcapNames))
+	for i := range n {
+		b = fmt.Appendf(b, "processor %d: version = 00,  identification = 000000,  machine = 2964\n", i)
+	}
+	for i := range n {
+		b = fmt.Appendf(b, "\ncpu number      : %d\ncpu MHz dynamic : 5000\ncpu MHz static  : 5000\n", i)
+	}
+	return b
+}
+
 // Arch is the s390x descriptor. qemu's auxiliary vector for s390x has no
 // AT_PLATFORM and no AT_HWCAP2, and neither has this one.
 var Arch = &cpu.Arch{
@@ -38,6 +57,7 @@ var Arch = &cpu.Arch{
 	ByteOrder:    binary.BigEndian,
 	UnameMachine: "s390x",
 	HWCAP:        HWCAP,
+	CPUInfo:      cpuInfo,
 	MmapBase:     0x4000000000,
 	// The page qemu maps after the stack: svc 119 (sigreturn) at its
 	// start, svc 173 (rt_sigreturn) after it.
