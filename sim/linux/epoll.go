@@ -19,13 +19,13 @@ import "slices"
 //
 //	0 events (u32)   4 padding   8 data (u64)
 
-// epoll_ctl's operations and the event bits epoll adds to poll's.
+// epoll_ctl's operations and the event bits epoll adds to poll's
+// (EPOLLRDHUP is poll's POLLRDHUP).
 const (
 	epollCtlAdd = 1
 	epollCtlDel = 2
 	epollCtlMod = 3
 
-	epollRdhup     = 0x2000
 	epollExclusive = 1 << 28
 	epollWakeup    = 1 << 29
 	epollOneshot   = 1 << 30
@@ -186,7 +186,7 @@ func (p *Process) epollReady(ep *epoll, max int, report bool, depth int) ([]*epI
 				}
 			}
 		} else {
-			rev = p.fileReady(it.f, want&^(epollRdhup|epollExclusive|epollWakeup|epollOneshot|epollET))
+			rev = p.fileReady(it.f, want&^(epollExclusive|epollWakeup|epollOneshot|epollET))
 		}
 		gen := it.f.generation()
 		if it.events&epollET != 0 && rev == it.lastMask && gen == it.lastGen {
@@ -211,6 +211,8 @@ func (f *openFile) generation() uint64 {
 	switch {
 	case f.pipe != nil:
 		return f.pipe.gen
+	case f.sock != nil:
+		return f.sock.rx.gen
 	case f.efd != nil:
 		return f.efd.gen
 	}

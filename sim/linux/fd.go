@@ -30,6 +30,7 @@ const (
 	kindEpoll                    // an epoll instance (epoll.go)
 	kindEventFD                  // an eventfd (epoll.go)
 	kindSignalFD                 // a signalfd (signalfd.go)
+	kindSocket                   // one end of a socketpair (socket.go)
 )
 
 // openFile is an open file description, shared by dup'ed descriptors.
@@ -56,6 +57,7 @@ type openFile struct {
 	ep        *epoll    // kindEpoll
 	efd       *eventFD  // kindEventFD
 	sfd       *signalFD // kindSignalFD
+	sock      *sockEnd  // kindSocket
 	refs      int
 }
 
@@ -149,6 +151,9 @@ func (f *openFile) release() {
 	if f.pipe != nil {
 		f.pipe.drop(f.flags & oAccmode)
 	}
+	if f.sock != nil {
+		f.sock.release()
+	}
 }
 
 // closeAll closes every descriptor (at exit).
@@ -177,7 +182,10 @@ type pipe struct {
 	key                   fifoKey
 	readOpens, writeOpens uint64
 	gen                   uint64 // writes that added bytes (epoll's EPOLLET)
-	ino                   uint64 // an anonymous pipe's inode number in pipefs (fstat, /proc/self/fd)
+	// msgs are the lengths of the messages in buf, oldest first, when
+	// the pipe carries a datagram or seqpacket socket's (socket.go).
+	msgs []int
+	ino  uint64 // an anonymous pipe's inode number in pipefs (fstat, /proc/self/fd)
 }
 
 const pipeCapacity = 65536 // Linux's default pipe size
@@ -255,6 +263,12 @@ func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {
 		n := copy(buf, pp.buf)
 		pp.buf = pp.buf[n:]
 		return n, 0
+	case kindSocket:
+		if off >= 0 {
+			return 0, errno(ESPIPE)
+		}
+		n, _, e := p.sockRecv(f, buf, 0)
+		return n, e
 	case kindTimerFD:
 		return p.timerfdRead(f, buf)
 	case kindEventFD:
@@ -315,6 +329,11 @@ func (p *Process) writeFile(f *openFile, b []byte, off int64) (int, uint64) {
 			pp.gen++
 		}
 		return n, 0
+	case kindSocket:
+		if off >= 0 {
+			return 0, errno(ESPIPE)
+		}
+		return p.sockSend(f, b, p.msgFlags)
 	case kindTimerFD, kindEpoll, kindSignalFD:
 		return 0, errno(EINVAL) // no write operation, as Linux's vfs_write says
 	case kindEventFD:

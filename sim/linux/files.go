@@ -114,7 +114,7 @@ func (p *Process) writeFrom(f *openFile, addr, n uint64, off int64) uint64 {
 	// reader as often as it must (Linux's pipe_write): the bytes already
 	// written are kept on the thread while it waits and the call runs
 	// again.
-	blockingPipe := f.kind == kindPipe && f.flags&oNonblock == 0
+	blockingPipe := (f.kind == kindPipe || f.kind == kindSocket && !f.sock.message()) && f.flags&oNonblock == 0 && p.msgFlags&msgDontwait == 0
 	var before uint64
 	if pw := &p.cur.pipeWrite; blockingPipe && pw.f == f && pw.addr == addr && pw.n == n {
 		total, before = pw.done, pw.done
@@ -259,8 +259,30 @@ func (p *Process) vectored(a [6]uint64, off int64, xfer func(f *openFile, addr, 
 	return total
 }
 
-func sysReadv(p *Process, a [6]uint64) uint64  { return p.vectored(a, -1, p.readTo) }
-func sysWritev(p *Process, a [6]uint64) uint64 { return p.vectored(a, -1, p.writeFrom) }
+// readv and writev on a socket are one receive or send (socket.go), so
+// that a datagram's pieces make one message.
+func sysReadv(p *Process, a [6]uint64) uint64 {
+	if f, e := p.file(a[0]); e == 0 && f.kind == kindSocket {
+		iov, e := p.iovecs(a[1], a[2])
+		if e != 0 {
+			return e
+		}
+		r, _ := p.sockRead(f, iov, 0)
+		return r
+	}
+	return p.vectored(a, -1, p.readTo)
+}
+
+func sysWritev(p *Process, a [6]uint64) uint64 {
+	if f, e := p.file(a[0]); e == 0 && f.kind == kindSocket {
+		iov, e := p.iovecs(a[1], a[2])
+		if e != 0 {
+			return e
+		}
+		return p.sockWrite(f, iov, 0)
+	}
+	return p.vectored(a, -1, p.writeFrom)
+}
 func sysPreadv(p *Process, a [6]uint64) uint64 {
 	if int64(a[3]) < 0 {
 		return errno(EINVAL)
@@ -460,6 +482,8 @@ func (p *Process) statOf(f *openFile) (Stat, uint64) {
 			return hostStatPath(f.path, true)
 		}
 		return Stat{Dev: 12, Ino: f.pipe.ino, Mode: sIFIFO | 0o600, Nlink: 1, Blksize: 4096}, 0
+	case kindSocket:
+		return Stat{Dev: 8, Ino: f.sock.ino, Mode: sIFSOCK | 0o777, Nlink: 1, Blksize: 4096}, 0
 	case kindVDir:
 		return Stat{Dev: 4, Ino: 0x1000 + uint64(len(f.path)), Mode: sIFDIR | cmp.Or(f.perm, 0o555), Nlink: 2, Blksize: 1024}, 0
 	case kindTimerFD, kindEpoll, kindEventFD, kindSignalFD: // an anonymous inode: mode 0600 and no file type
@@ -951,6 +975,14 @@ func sysIoctl(p *Process, a [6]uint64) uint64 {
 			}
 		case kindPipe:
 			n = uint64(len(f.pipe.buf))
+		case kindSocket: // SIOCINQ: a stream's bytes, a message socket's next message
+			n = uint64(len(f.sock.rx.buf))
+			if f.sock.message() {
+				n = 0
+				if len(f.sock.rx.msgs) > 0 {
+					n = uint64(f.sock.rx.msgs[0])
+				}
+			}
 		case kindVirtual:
 			n = uint64(max(int64(len(f.data))-f.off, 0))
 		default:
@@ -1372,7 +1404,7 @@ func sysFadvise64(p *Process, a [6]uint64) uint64 {
 	if e != 0 {
 		return e
 	}
-	if f.kind == kindPipe {
+	if f.kind == kindPipe || f.kind == kindSocket {
 		return errno(ESPIPE)
 	}
 	if a[3] > 5 {
@@ -1557,6 +1589,7 @@ const (
 	pollnval   = 0x20
 	pollrdnorm = 0x40
 	pollwrnorm = 0x100
+	pollrdhup  = 0x2000 // the peer shut down its sending side (sockets)
 )
 
 // readiness is what poll reports for fd asked for ev: files are always
@@ -1591,6 +1624,8 @@ func (p *Process) fileReady(f *openFile, ev uint64) uint64 {
 			}
 		}
 		return rev
+	case f.kind == kindSocket:
+		return sockReady(f.sock, ev)
 	case f.kind == kindTimerFD:
 		return p.timerfdReady(f, ev)
 	case f.kind == kindEventFD:

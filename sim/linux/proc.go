@@ -366,6 +366,8 @@ func (p *Process) procLink(path string) (string, bool) {
 				return p.guestPath(f.path), true
 			}
 			return "pipe:[" + strconv.FormatUint(f.pipe.ino, 10) + "]", true
+		case kindSocket:
+			return "socket:[" + strconv.FormatUint(f.sock.ino, 10) + "]", true
 		case kindStdin, kindStdout:
 			// A standard stream on a host file or device is that file, as
 			// fstat already says (stdStat); anything else, a pipe of its

@@ -149,6 +149,7 @@ type Process struct {
 	resched       bool
 	membarrierReg bool   // MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was called
 	blockWhat     string // what the call that returned errRestart waits for
+	msgFlags      uint64 // the MSG_ flags of the send in progress (socket.go), which writeFile passes on
 	ioWaiters     int    // threads in waitIO
 	ioProgress    bool   // a call that waits moved bytes first (writeFrom)
 	// OnThread, when set, is told of clones, context switches, thread

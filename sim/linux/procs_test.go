@@ -32,7 +32,7 @@ var procsPrograms = []struct {
 	maxMem uint64
 }{{"forkwait", true, 0}, {"sigchld", true, 0}, {"pipes", true, 0}, {"forkbomb", false, 0}, {"spawn", false, 0},
 	{"system", true, 0}, {"forkmem", false, 128 << 20}, {"vfork", false, 0},
-	{"exectimers", false, 0}, {"fdshare", true, 0}, {"sleepers", true, 0}, {"orphans", true, 0}, {"hostclock", true, 0}, {"locks", true, 0}, {"sigqueue", true, 0}, {"pshared", true, 0}}
+	{"exectimers", false, 0}, {"fdshare", true, 0}, {"sleepers", true, 0}, {"orphans", true, 0}, {"hostclock", true, 0}, {"locks", true, 0}, {"sigqueue", true, 0}, {"pshared", true, 0}, {"sockets", true, 0}}
 
 // runProcs runs a process program under simrun (at most 50 processes,
 // maxMem bytes of memory) and returns its stdout and exit status.

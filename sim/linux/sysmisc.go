@@ -13,9 +13,8 @@ import (
 // extended attributes, bash asks whether stdin is a socket.
 
 const (
-	E2BIG    = 7
-	ENODATA  = 61
-	ENOTSOCK = 88
+	E2BIG   = 7
+	ENODATA = 61
 )
 
 // The machine the guest is told it runs on, the same in sysinfo and
@@ -107,42 +106,6 @@ func sysPrctl(p *Process, a [6]uint64) uint64 {
 		return 0
 	}
 	return errno(EINVAL)
-}
-
-// Sockets: simrun's process has none. socket and socketpair fail as on
-// a kernel without networking; every call on a descriptor says that it is
-// not a socket, as Linux does for a file or a pipe.
-
-// sockFD answers a socket call on descriptor fd.
-func (p *Process) sockFD(fd uint64) uint64 {
-	if _, e := p.file(fd); e != 0 {
-		return e
-	}
-	return errno(ENOTSOCK)
-}
-
-func sysNotSock(p *Process, a [6]uint64) uint64 { return p.sockFD(a[0]) }
-
-// socketcall (s390x) multiplexes the socket calls: call number, then a
-// pointer to the arguments as an array of longs (net/socket.c).
-func sysSocketcall(p *Process, a [6]uint64) uint64 {
-	const (
-		sysSocket     = 1
-		sysSocketpair = 8
-		sysSendmmsg   = 20
-	)
-	call := a[0]
-	switch {
-	case call == sysSocket || call == sysSocketpair:
-		return errno(ENOSYS)
-	case call < sysSocket || call > sysSendmmsg:
-		return errno(EINVAL)
-	}
-	b, ok := p.readGuest(a[1], 8)
-	if !ok {
-		return errno(EFAULT)
-	}
-	return p.sockFD(p.order().Uint64(b))
 }
 
 // statfs and fstatfs pass the host's answer through, as qemu-user does.
