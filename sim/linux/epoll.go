@@ -211,8 +211,10 @@ func (f *openFile) generation() uint64 {
 	switch {
 	case f.pipe != nil:
 		return f.pipe.gen
-	case f.sock != nil:
+	case f.sock != nil && f.sock.rx != nil:
 		return f.sock.rx.gen
+	case f.sock != nil:
+		return uint64(len(f.sock.pending))
 	case f.efd != nil:
 		return f.efd.gen
 	}

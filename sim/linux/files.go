@@ -976,6 +976,9 @@ func sysIoctl(p *Process, a [6]uint64) uint64 {
 		case kindPipe:
 			n = uint64(len(f.pipe.buf))
 		case kindSocket: // SIOCINQ: a stream's bytes, a message socket's next message
+			if f.sock.rx == nil {
+				return errno(EINVAL) // listening or not connected
+			}
 			n = uint64(len(f.sock.rx.buf))
 			if f.sock.message() {
 				n = 0

@@ -1,19 +1,27 @@
 package linux
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+)
 
-// Sockets. The run has no network: the sockets a guest can have are
-// connected pairs of AF_UNIX sockets made by socketpair, each end
-// reading the pipe its peer writes into, with the semantics of Linux's
-// net/unix/af_unix.c: a stream or seqpacket end sees EOF once its peer
-// has closed or shut down its sending side, and its sends then fail
-// with EPIPE (and SIGPIPE unless MSG_NOSIGNAL); a datagram end's send
-// to a closed peer is ECONNREFUSED; datagram and seqpacket ends keep
-// message boundaries. Ancillary data (SCM_RIGHTS, SCM_CREDENTIALS) is
-// not carried. socket() itself fails, for every family, as on a kernel
-// built without networking (ENOSYS), so named AF_UNIX sockets (bind,
-// listen, connect, accept) do not exist; a socket call on any other
-// descriptor says it is not a socket.
+// Sockets. The run has no network: its sockets are AF_UNIX ones, with
+// the semantics of Linux's net/unix/af_unix.c, connected pairs
+// (socketpair, or connect and accept on a bound and listening stream or
+// seqpacket socket of the run), each end reading the pipe its peer
+// writes into. A stream or seqpacket end sees EOF once its peer has
+// closed or shut down its sending side, and its sends then fail with
+// EPIPE (and SIGPIPE unless MSG_NOSIGNAL); a datagram end's send to a
+// closed peer is ECONNREFUSED; datagram and seqpacket ends keep message
+// boundaries. Bound names live in the run (System.bound): a path name
+// also makes a socket node on the host, as Linux does, but a connect
+// reaches only a socket of the run (a host program's socket is
+// ECONNREFUSED). Not modelled: other families (EAFNOSUPPORT), datagram
+// sockets from socket() (ESOCKTNOSUPPORT: socketpair makes them), and
+// ancillary data (SCM_RIGHTS, SCM_CREDENTIALS).
 
 // Socket constants (include/linux/socket.h, net.h, asm-generic/socket.h:
 // the same values on arm64 and s390x).
@@ -43,8 +51,10 @@ const (
 	soProtocol  = 38
 	soDomain    = 39
 
+	EADDRINUSE      = 98
 	ENOTSOCK        = 88
 	EMSGSIZE        = 90
+	EPROTOTYPE      = 91
 	ENOPROTOOPT     = 92
 	EPROTONOSUPPORT = 93
 	ESOCKTNOSUPPORT = 94
@@ -67,6 +77,16 @@ type sockEnd struct {
 	// (this end's SHUT_WR, its peer's SHUT_RD or close).
 	rdShut, wrShut bool
 	peer           *sockEnd
+	// A socket from socket(): its bound address (sockaddr_un's sun_path
+	// bytes, "" unnamed), the host node a path name made, and once it
+	// listens the connections waiting for accept (at most backlog+1).
+	name     string
+	node     string
+	sys      *System
+	listens  bool
+	backlog  int
+	pending  []*sockEnd
+	peerName string // a connected end's peer's address
 }
 
 // message reports whether the socket keeps message boundaries.
@@ -93,8 +113,8 @@ func sysSocketpair(p *Process, a [6]uint64) uint64 {
 	}
 	ab := &pipe{readers: 1, writers: 1} // a writes it, b reads it
 	ba := &pipe{readers: 1, writers: 1}
-	sa := &sockEnd{typ: typ, rx: ba, tx: ab, ino: p.sys.newPipeIno(), creator: p.pid}
-	sb := &sockEnd{typ: typ, rx: ab, tx: ba, ino: p.sys.newPipeIno(), creator: p.pid, peer: sa}
+	sa := &sockEnd{typ: typ, rx: ba, tx: ab, ino: p.sys.newPipeIno(), creator: p.pid, sys: p.sys}
+	sb := &sockEnd{typ: typ, rx: ab, tx: ba, ino: p.sys.newPipeIno(), creator: p.pid, sys: p.sys, peer: sa}
 	sa.peer = sb
 	flags := oRdwr | a[1]&oNonblock
 	fa := p.install(&openFile{kind: kindSocket, sock: sa, flags: flags}, 0, a[1]&oCloexec != 0)
@@ -121,6 +141,16 @@ func sysSocketpair(p *Process, a [6]uint64) uint64 {
 // connected peer is shut down both ways, as Linux's unix_release_sock
 // does.
 func (s *sockEnd) release() {
+	if key := sockKey(s.name, s.node, s.typ); s.name != "" && s.sys.bound[key] == s {
+		delete(s.sys.bound, key) // the host node stays, as on Linux
+	}
+	for _, q := range s.pending { // connections never accepted
+		q.release()
+	}
+	s.pending = nil
+	if s.rx == nil {
+		return
+	}
 	s.rx.readers--
 	s.tx.writers--
 	if s.connected() {
@@ -149,6 +179,9 @@ func (p *Process) sock(fd uint64) (*openFile, uint64) {
 // whose excess is lost. MSG_PEEK leaves what it read.
 func (p *Process) sockRecv(f *openFile, buf []byte, flags uint64) (n, whole int, e uint64) {
 	s := f.sock
+	if s.rx == nil {
+		return 0, 0, errno(EINVAL) // not connected
+	}
 	rx := s.rx
 	waitAll := flags&msgWaitall != 0 && !s.message() && len(rx.buf) < min(len(buf), pipeCapacity)
 	if len(rx.buf) == 0 && len(rx.msgs) == 0 || waitAll && !s.rdShut {
@@ -185,6 +218,8 @@ func (p *Process) sockSend(f *openFile, b []byte, flags uint64) (int, uint64) {
 	s := f.sock
 	tx := s.tx
 	switch {
+	case tx == nil:
+		return 0, errno(ENOTCONN)
 	case s.wrShut:
 		if flags&msgNosignal == 0 {
 			p.signalSelf(sigPIPE)
@@ -217,6 +252,18 @@ func (p *Process) sockSend(f *openFile, b []byte, flags uint64) (int, uint64) {
 // or a send would fail at once.
 func sockReady(s *sockEnd, ev uint64) uint64 {
 	var rev uint64
+	switch {
+	case s.listens:
+		if len(s.pending) > 0 {
+			rev = (pollin | pollrdnorm) & ev
+		}
+		return rev
+	case s.rx == nil: // neither connected nor listening
+		if s.rdShut {
+			rev = (pollin | pollrdnorm | pollrdhup) & ev
+		}
+		return rev | pollhup | (pollout|pollwrnorm)&ev
+	}
 	if len(s.rx.buf) > 0 || len(s.rx.msgs) > 0 || s.rdShut {
 		rev |= (pollin | pollrdnorm) & ev
 	}
@@ -232,8 +279,8 @@ func sockReady(s *sockEnd, ev uint64) uint64 {
 	return rev
 }
 
-// shutdown(fd, how): SHUT_RD, SHUT_WR or both; a connected peer learns
-// of it (its receives end, or its sends fail).
+// shutdown(fd, how): SHUT_RD, SHUT_WR or both, connected or not; a
+// connected peer learns of it (its receives end, or its sends fail).
 func sysShutdown(p *Process, a [6]uint64) uint64 {
 	f, e := p.sock(a[0])
 	if e != 0 {
@@ -246,7 +293,7 @@ func sysShutdown(p *Process, a [6]uint64) uint64 {
 	rd, wr := a[1] != 1, a[1] != 0
 	s.rdShut = s.rdShut || rd
 	s.wrShut = s.wrShut || wr
-	if s.connected() {
+	if s.connected() && s.peer != nil {
 		s.peer.wrShut = s.peer.wrShut || rd
 		s.peer.rdShut = s.peer.rdShut || wr
 	}
@@ -423,22 +470,52 @@ func sysRecvmsg(p *Process, a [6]uint64) uint64 {
 	return r
 }
 
-// getsockname and getpeername: a socketpair end has no name, so the
-// address is AF_UNIX's unnamed one (the family alone, 2 bytes).
+// getsockname and getpeername: the socket's bound address or its
+// peer's (a socketpair's ends are unnamed: the family alone, 2 bytes).
 func sysGetsockname(p *Process, a [6]uint64) uint64 {
-	if _, e := p.sock(a[0]); e != 0 {
+	return p.sockName(a, false)
+}
+
+func sysGetpeername(p *Process, a [6]uint64) uint64 {
+	return p.sockName(a, true)
+}
+
+func (p *Process) sockName(a [6]uint64, peer bool) uint64 {
+	f, e := p.sock(a[0])
+	if e != 0 {
 		return e
 	}
-	l, ok := p.Mem.Load(a[2], 4, p.order())
+	name := f.sock.name
+	if peer {
+		if f.sock.rx == nil {
+			return errno(ENOTCONN)
+		}
+		name = f.sock.peerName
+	}
+	return p.putSockaddr(name, a[1], a[2])
+}
+
+// putSockaddr writes sockaddr_un with name at addr, cut to *lenAddr,
+// and its whole length into *lenAddr (the path with its NUL; an
+// abstract name as long as it is).
+func (p *Process) putSockaddr(name string, addr, lenAddr uint64) uint64 {
+	if addr == 0 || lenAddr == 0 {
+		return 0
+	}
+	l, ok := p.Mem.Load(lenAddr, 4, p.order())
 	if !ok {
 		return errno(EFAULT)
 	}
 	if int32(l) < 0 {
 		return errno(EINVAL)
 	}
-	name := make([]byte, 2)
-	p.order().PutUint16(name, afUnix)
-	if !p.writeGuest(a[1], name[:min(l, 2)]) || !p.Mem.Store(a[2], 4, 2, p.order()) {
+	sa := make([]byte, 2, 2+len(name)+1)
+	p.order().PutUint16(sa, afUnix)
+	sa = append(sa, name...)
+	if name != "" && name[0] != 0 {
+		sa = append(sa, 0)
+	}
+	if !p.writeGuest(addr, sa[:min(l, uint64(len(sa)))]) || !p.Mem.Store(lenAddr, 4, uint64(len(sa)), p.order()) {
 		return errno(EFAULT)
 	}
 	return 0
@@ -471,8 +548,10 @@ func sysGetsockopt(p *Process, a [6]uint64) uint64 {
 		put(f.sock.typ)
 	case soDomain:
 		put(afUnix)
-	case soProtocol, soError, soAcceptcon:
+	case soProtocol, soError:
 		put(0)
+	case soAcceptcon:
+		put(map[bool]uint64{true: 1}[f.sock.listens])
 	case soSndbuf, soRcvbuf:
 		put(2 * pipeCapacity) // what Linux reports for its default (doubled) size
 	case soPeercred:
@@ -507,13 +586,203 @@ func sysSetsockopt(p *Process, a [6]uint64) uint64 {
 	return 0
 }
 
-// sysNotConnected answers bind, listen, accept and connect on a socket:
-// a socketpair end is already connected and has no name to take.
-func sysNotConnected(p *Process, a [6]uint64) uint64 {
-	if _, e := p.sock(a[0]); e != 0 {
+// socket(domain, type, protocol): an AF_UNIX stream or seqpacket
+// socket, neither bound nor connected.
+func sysSocket(p *Process, a [6]uint64) uint64 {
+	typ := a[1] & sockTypeMask
+	switch {
+	case a[0] != afUnix:
+		return errno(EAFNOSUPPORT)
+	case a[1]&^(sockTypeMask|oNonblock|oCloexec) != 0:
+		return errno(EINVAL)
+	case typ != sockStream && typ != sockSeqpacket:
+		return errno(ESOCKTNOSUPPORT)
+	case a[2] != 0 && a[2] != afUnix:
+		return errno(EPROTONOSUPPORT)
+	}
+	s := &sockEnd{typ: typ, ino: p.sys.newPipeIno(), creator: p.pid, sys: p.sys}
+	return p.install(&openFile{kind: kindSocket, sock: s, flags: oRdwr | a[1]&oNonblock}, 0, a[1]&oCloexec != 0)
+}
+
+// sockAddr reads sockaddr_un (addr, n) as bind and connect take it: its
+// name (sun_path up to its NUL, or an abstract name whole) and for a
+// path the host path it resolves to.
+func (p *Process) sockAddr(addr, n uint64) (name, host string, e uint64) {
+	if n < 2 || n > 110 {
+		return "", "", errno(EINVAL)
+	}
+	b, ok := p.readGuest(addr, n)
+	if !ok {
+		return "", "", errno(EFAULT)
+	}
+	if p.order().Uint16(b) != afUnix {
+		return "", "", errno(EINVAL)
+	}
+	path := b[2:]
+	if len(path) == 0 {
+		return "", "", errno(EINVAL)
+	}
+	if path[0] == 0 {
+		return string(path), "", 0 // abstract
+	}
+	if i := indexByte(path, 0); i >= 0 {
+		path = path[:i]
+	}
+	host, e = p.resolve(atFDCWD, string(path), false)
+	return string(path), host, e
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// sockKey is the run's key of a bound address: the host path of a path
+// name; an abstract name with the socket's type, since Linux looks
+// those up by name and type (a connect of another type finds nothing).
+func sockKey(name, host string, typ uint64) string {
+	if host != "" {
+		return host
+	}
+	return name + "\x00" + strconv.FormatUint(typ, 10)
+}
+
+// bind(fd, addr, len): a path name makes a socket node on the host
+// (EADDRINUSE if something is there) and an abstract name is the run's.
+func sysBind(p *Process, a [6]uint64) uint64 {
+	f, e := p.sock(a[0])
+	if e != 0 {
 		return e
 	}
-	return errno(EINVAL)
+	s := f.sock
+	if s.name != "" || s.rx != nil {
+		return errno(EINVAL)
+	}
+	name, host, e := p.sockAddr(a[1], a[2])
+	if e != 0 {
+		return e
+	}
+	key := sockKey(name, host, s.typ)
+	if _, ok := p.sys.bound[key]; ok {
+		return errno(EADDRINUSE)
+	}
+	if host != "" {
+		if p.Cfg.ReadOnly {
+			return errno(EROFS)
+		}
+		if err := syscall.Mknod(host, uint32(sIFSOCK|0o777&^p.umask), 0); err != nil {
+			if errors.Is(err, syscall.EEXIST) {
+				return errno(EADDRINUSE)
+			}
+			return hostErrno(err)
+		}
+	}
+	if p.sys.bound == nil {
+		p.sys.bound = map[string]*sockEnd{}
+	}
+	p.sys.bound[key] = s
+	s.name, s.node = name, host
+	return 0
+}
+
+// listen(fd, backlog): a bound socket waits for connections.
+func sysListen(p *Process, a [6]uint64) uint64 {
+	f, e := p.sock(a[0])
+	if e != 0 {
+		return e
+	}
+	s := f.sock
+	if s.name == "" || s.rx != nil {
+		return errno(EINVAL)
+	}
+	s.listens = true
+	s.backlog = int(min(uint64(max(int32(a[1]), 0)), 4096)) // SOMAXCONN
+	return 0
+}
+
+// connect(fd, addr, len): to a listening socket of the run; the
+// connection waits in its queue for accept, this end connected at once.
+func sysConnect(p *Process, a [6]uint64) uint64 {
+	f, e := p.sock(a[0])
+	if e != 0 {
+		return e
+	}
+	s := f.sock
+	switch {
+	case s.rx != nil:
+		return errno(EISCONN)
+	case s.listens:
+		return errno(EINVAL)
+	}
+	name, host, e := p.sockAddr(a[1], a[2])
+	if e != 0 {
+		return e
+	}
+	l := p.sys.bound[sockKey(name, host, s.typ)]
+	if l == nil {
+		if host != "" {
+			if _, err := os.Lstat(host); err != nil {
+				return hostErrno(err)
+			}
+		}
+		return errno(ECONNREFUSED)
+	}
+	switch {
+	case l.typ != s.typ: // a path name's socket of another type
+		return errno(EPROTOTYPE)
+	case !l.listens:
+		return errno(ECONNREFUSED)
+	case len(l.pending) > l.backlog:
+		if f.flags&oNonblock != 0 {
+			return errno(EAGAIN)
+		}
+		return p.wouldBlock("connect to a socket whose queue is full")
+	}
+	up := &pipe{readers: 1, writers: 1} // s writes, the accepted end reads
+	down := &pipe{readers: 1, writers: 1}
+	srv := &sockEnd{typ: s.typ, rx: up, tx: down, ino: p.sys.newPipeIno(), creator: l.creator, sys: p.sys, name: l.name, peerName: s.name, peer: s}
+	s.rx, s.tx, s.peer, s.peerName = down, up, srv, l.name
+	l.pending = append(l.pending, srv)
+	return 0
+}
+
+// accept4(fd, addr, addrlen, flags) and accept: the oldest waiting
+// connection, as a new descriptor.
+func sysAccept4(p *Process, a [6]uint64) uint64 {
+	f, e := p.sock(a[0])
+	if e != 0 {
+		return e
+	}
+	if a[3]&^(oNonblock|oCloexec) != 0 {
+		return errno(EINVAL)
+	}
+	s := f.sock
+	if !s.listens {
+		return errno(EINVAL)
+	}
+	if len(s.pending) == 0 {
+		if f.flags&oNonblock != 0 {
+			return errno(EAGAIN)
+		}
+		return p.wouldBlock("accept on a socket no one has connected to")
+	}
+	c := s.pending[0]
+	if e := p.putSockaddr(c.peerName, a[1], a[2]); e != 0 {
+		return e
+	}
+	fd := p.install(&openFile{kind: kindSocket, sock: c, flags: oRdwr | a[3]&oNonblock}, 0, a[3]&oCloexec != 0)
+	if int64(fd) >= 0 {
+		s.pending = s.pending[1:]
+	}
+	return fd
+}
+
+func sysAccept(p *Process, a [6]uint64) uint64 {
+	return sysAccept4(p, [6]uint64{a[0], a[1], a[2], 0})
 }
 
 // socketcall (s390x) multiplexes the socket calls: call number, then a
@@ -524,11 +793,11 @@ func sysSocketcall(p *Process, a [6]uint64) uint64 {
 		n  int
 		do func(*Process, [6]uint64) uint64
 	}{
-		1: {3, sysENOSYS}, 2: {3, sysNotConnected}, 3: {3, sysNotConnected}, 4: {2, sysNotConnected},
-		5: {3, sysNotConnected}, 6: {3, sysGetsockname}, 7: {3, sysGetsockname}, 8: {4, sysSocketpair},
+		1: {3, sysSocket}, 2: {3, sysBind}, 3: {3, sysConnect}, 4: {2, sysListen},
+		5: {3, sysAccept}, 6: {3, sysGetsockname}, 7: {3, sysGetpeername}, 8: {4, sysSocketpair},
 		9: {4, sysSendto}, 10: {4, sysRecvfrom}, 11: {6, sysSendto}, 12: {6, sysRecvfrom},
 		13: {2, sysShutdown}, 14: {5, sysSetsockopt}, 15: {5, sysGetsockopt}, 16: {3, sysSendmsg},
-		17: {3, sysRecvmsg}, 18: {4, sysNotConnected}, 19: {5, sysNotSockMmsg}, 20: {4, sysNotSockMmsg},
+		17: {3, sysRecvmsg}, 18: {4, sysAccept4}, 19: {5, sysNotSockMmsg}, 20: {4, sysNotSockMmsg},
 	}
 	if a[0] == 0 || a[0] >= uint64(len(calls)) {
 		return errno(EINVAL)

@@ -59,6 +59,7 @@ type System struct {
 	everMulti  bool                      // more than one process existed (strace's [pid N])
 	done       []ProcStat                // the processes that ended (--stats)
 	fifos      map[fifoKey]*pipe         // the pipes of the FIFOs some process has open (fifo.go)
+	bound      map[string]*sockEnd       // the run's bound AF_UNIX sockets by address (socket.go)
 	hosts      int                       // processes running a host program (hostproc.go)
 	locks      map[lockKey][]*recordLock // fcntl's record locks (reclock.go)
 	ttys       []*terminal               // the host terminals the guest used (tty.go)

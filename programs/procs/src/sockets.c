@@ -6,6 +6,8 @@
 // the errors of socket calls on what is no socket.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +29,97 @@ static void show_poll(const char *what, int fd) {
 static void result(const char *what, long r) {
 	printf("%s: %ld %s\n", what, r, r < 0 ? strerror(errno) : "");
 	errno = 0;
+}
+
+// A server bound to a path and one to an abstract name, their clients
+// forked children; what each side sees of the other's address.
+static void named(void) {
+	char dir[] = "/tmp/socketsXXXXXX";
+	if (!mkdtemp(dir)) return;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof a.sun_path, "%s/srv", dir);
+	socklen_t alen = offsetof(struct sockaddr_un, sun_path) + strlen(a.sun_path) + 1;
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	result("connect to nothing", connect(l, (struct sockaddr *)&a, alen));
+	result("listen unbound", listen(l, 1));
+	result("bind path", bind(l, (struct sockaddr *)&a, alen));
+	int l2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	result("bind the same path again", bind(l2, (struct sockaddr *)&a, alen));
+	int l3 = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	result("connect to a path of another type", connect(l3, (struct sockaddr *)&a, alen));
+	close(l3);
+	result("connect to a bound socket not listening", connect(l2, (struct sockaddr *)&a, alen));
+	struct stat st;
+	stat(a.sun_path, &st);
+	printf("node S_ISSOCK %d\n", S_ISSOCK(st.st_mode));
+	result("listen", listen(l, 4));
+	int nb = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	result("accept none waiting, nonblocking", accept4(nb, NULL, NULL, 0));
+	close(nb);
+	show_poll("listener, none waiting", l);
+	fflush(stdout);
+	if (fork() == 0) {
+		int c = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(c, (struct sockaddr *)&a, alen) != 0) _exit(1);
+		write(c, "client 0", 8);
+		char r[32] = {0};
+		read(c, r, sizeof r - 1);
+		_exit(strcmp(r, "ok") == 0 ? 10 : 2);
+	}
+	struct sockaddr_un peer;
+	socklen_t plen = sizeof peer;
+	int c = accept(l, (struct sockaddr *)&peer, &plen);
+	printf("accepted %d, peer address length %d\n", c >= 0, (int)plen);
+	char b[64] = {0};
+	result("read from the client", read(c, b, sizeof b - 1));
+	printf("%s\n", b);
+	struct sockaddr_un me;
+	socklen_t mlen = sizeof me;
+	getsockname(c, (struct sockaddr *)&me, &mlen);
+	printf("accepted end's name is the path: %d\n", strcmp(me.sun_path, a.sun_path) == 0 && mlen == alen);
+	write(c, "ok", 2);
+	int st2;
+	wait(&st2);
+	printf("client status %d\n", WEXITSTATUS(st2));
+	close(c);
+	close(l);
+	close(l2);
+	result("connect after the listener closed", connect(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&a, alen));
+	unlink(a.sun_path);
+	rmdir(dir);
+
+	struct sockaddr_un ab = {.sun_family = AF_UNIX};
+	memcpy(ab.sun_path, "\0simrun-sockets", 15);
+	socklen_t ablen = offsetof(struct sockaddr_un, sun_path) + 15;
+	l = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	result("bind abstract", bind(l, (struct sockaddr *)&ab, ablen));
+	result("listen", listen(l, 4));
+	int s1 = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	result("connect abstract", connect(s1, (struct sockaddr *)&ab, ablen));
+	int s2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	result("connect with another type", connect(s2, (struct sockaddr *)&ab, ablen));
+	result("connect again", connect(s1, (struct sockaddr *)&ab, ablen));
+	show_poll("listener, one waiting", l);
+	send(s1, "msg1", 4, 0);
+	send(s1, "message2", 8, 0);
+	c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	result("recv 4 of the first", recv(c, b, 64, 0));
+	result("recv the second", recv(c, b, 64, 0));
+	plen = sizeof peer;
+	result("getpeername of the client", getpeername(s1, (struct sockaddr *)&peer, &plen));
+	printf("length %d, abstract %d\n", (int)plen, peer.sun_path[0] == 0 && !memcmp(peer.sun_path, ab.sun_path, 15));
+	plen = sizeof peer;
+	result("getpeername unconnected", getpeername(s2, (struct sockaddr *)&peer, &plen));
+	result("recv unconnected", recv(s2, b, 1, 0));
+	result("send unconnected", send(s2, b, 1, MSG_NOSIGNAL));
+	result("shutdown unconnected", shutdown(s2, SHUT_RD));
+	show_poll("unconnected", s2);
+	close(s1);
+	result("recv after the client closed", recv(c, b, 64, 0));
+	close(c);
+	close(l);
+	close(s2);
+	result("socket family 200", socket(200, SOCK_STREAM, 0));
 }
 
 int main(void) {
@@ -143,5 +236,6 @@ int main(void) {
 	result("socketpair AF_INET", socketpair(AF_INET, SOCK_STREAM, 0, sv));
 	result("socketpair type 9", socketpair(AF_UNIX, 9, 0, sv));
 	result("socketpair protocol 7", socketpair(AF_UNIX, SOCK_STREAM, 7, sv));
+	named();
 	return 0;
 }
