@@ -44,6 +44,10 @@ func TestFPSRFlags(t *testing.T) {
 		{"fcvtxn just above the largest single", func() { c.fcvtRoundOdd(b64(math.MaxFloat32 + 0x1p103)) }, ixc},
 		{"fcvt of a signaling NaN", func() { c.fpConvert(1, 0, 0x7ff0000000000001) }, ioc},
 		{"fcvt to half of 1e5", func() { c.fpConvert(1, 3, b64(1e5)) }, ofc | ixc},
+		// an infinity narrows exactly (qemu; found with gcc -O0's fcvt s0, d0 of inf)
+		{"fcvt to single of -inf", func() { c.fpConvert(1, 0, b64(math.Inf(-1))) }, 0},
+		{"fcvt to half of inf", func() { c.fpConvert(1, 3, b64(math.Inf(1))) }, 0},
+		{"fcvt single to half of inf", func() { c.fpConvert(0, 3, uint64(b32(float32(math.Inf(1))))) }, 0},
 	}
 	for _, tc := range cases {
 		c.fpsr = 0
