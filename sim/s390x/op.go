@@ -170,6 +170,10 @@ func memClass(in *inst) (cpu.OpClass, uint8) {
 		return cpu.ClassLoad, 1
 	case opSTCK, opSTCKF:
 		return cpu.ClassStore, 8
+	case opLFPC:
+		return cpu.ClassLoad, 4
+	case opSTFPC:
+		return cpu.ClassStore, 4
 	case opSTCKE:
 		return cpu.ClassStore, 16
 	case opVL, opVLM, opVLL:

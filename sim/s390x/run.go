@@ -1141,6 +1141,18 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 				c.pc = pc
 				return n, stopFault(f)
 			}
+		case opSRNM, opSRNMB:
+			if f := c.setRoundingMode(in); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		case opLFPC, opSTFPC:
+			if f := c.loadStoreFPC(in); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
 
 		default:
 			var f *cpu.Fault

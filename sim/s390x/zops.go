@@ -392,6 +392,10 @@ const (
 	opIPM                         // IPM R1
 	opEFPC                        // EFPC R1
 	opSFPC                        // SFPC R1
+	opSRNM                        // SRNM D2(B2)
+	opSRNMB                       // SRNMB D2(B2)
+	opLFPC                        // LFPC D2(B2)
+	opSTFPC                       // STFPC D2(B2)
 	opSTFLE                       // STFLE D2(B2)
 	opMVCL                        // MVCL R1,R2
 	opCLCL                        // CLCL R1,R2
@@ -1046,6 +1050,10 @@ var opInfos = [...]opInfo{
 	opIPM - opFirst:     {"ipm", fmtRRE, 4, 0xb222, 0xff0f00000000},     // INSERT PROGRAM MASK
 	opEFPC - opFirst:    {"efpc", fmtRRE, 4, 0xb38c, 0xff0f00000000},    // EXTRACT FPC
 	opSFPC - opFirst:    {"sfpc", fmtRRE, 4, 0xb384, 0xff0f00000000},    // SET FPC
+	opSRNM - opFirst:    {"srnm", fmtS, 4, 0xb299, 0x0},                 // SET BFP ROUNDING MODE (2 bit)
+	opSRNMB - opFirst:   {"srnmb", fmtS, 4, 0xb2b8, 0x0},                // SET BFP ROUNDING MODE (3 bit)
+	opLFPC - opFirst:    {"lfpc", fmtS, 4, 0xb29d, 0x0},                 // LOAD FPC
+	opSTFPC - opFirst:   {"stfpc", fmtS, 4, 0xb29c, 0x0},                // STORE FPC
 	opSTFLE - opFirst:   {"stfle", fmtS, 4, 0xb2b0, 0x0},                // STORE FACILITY LIST EXTENDED
 	opMVCL - opFirst:    {"mvcl", fmtRR, 2, 0x0e00, 0x0},                // MOVE LONG
 	opCLCL - opFirst:    {"clcl", fmtRR, 2, 0x0f00, 0x0},                // COMPARE LOGICAL LONG
