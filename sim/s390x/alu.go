@@ -740,3 +740,21 @@ func (c *Core) storageToStorage(in *inst) bool {
 	}
 	return true
 }
+
+// logical3 is the result of the three-operand logical instructions of
+// the miscellaneous-instruction-extensions facility 3 (Principles of
+// Operation, AND WITH COMPLEMENT, NAND, NOR, NOT EXCLUSIVE OR, OR WITH
+// COMPLEMENT): the 32-bit forms use the low word of the result.
+func logical3(o op, a, b uint64) uint64 {
+	switch o {
+	case opNCRK, opNCGRK:
+		return a &^ b
+	case opNNRK, opNNGRK:
+		return ^(a & b)
+	case opNORK, opNOGRK:
+		return ^(a | b)
+	case opNXRK, opNXGRK:
+		return ^(a ^ b)
+	}
+	return a | ^b // ocrk, ocgrk
+}

@@ -885,6 +885,25 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 		case opXRK:
 			lo32(&r[in.r1], uint32(r[in.r2]^r[in.r3]))
 			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opNCRK, opNNRK, opNORK, opNXRK, opOCRK:
+			v := uint32(logical3(in.op, r[in.r2], r[in.r3]))
+			lo32(&r[in.r1], v)
+			c.cc = ccNonzero(uint64(v))
+		case opNCGRK, opNNGRK, opNOGRK, opNXGRK, opOCGRK:
+			r[in.r1] = logical3(in.op, r[in.r2], r[in.r3])
+			c.cc = ccNonzero(r[in.r1])
+		case opSELR:
+			if c.cond(in.m) {
+				lo32(&r[in.r1], uint32(r[in.r2]))
+			} else {
+				lo32(&r[in.r1], uint32(r[in.r3]))
+			}
+		case opSELGR:
+			if c.cond(in.m) {
+				r[in.r1] = r[in.r2]
+			} else {
+				r[in.r1] = r[in.r3]
+			}
 		case opNGR:
 			r[in.r1] &= r[in.r2]
 			c.cc = ccNonzero(r[in.r1])

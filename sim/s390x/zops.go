@@ -258,6 +258,18 @@ const (
 	opXIY                         // XIY D1(B1),I2
 	opXILF                        // XILF R1,I2
 	opXIHF                        // XIHF R1,I2
+	opNCRK                        // NCRK R1,R2,R3
+	opNCGRK                       // NCGRK R1,R2,R3
+	opNNRK                        // NNRK R1,R2,R3
+	opNNGRK                       // NNGRK R1,R2,R3
+	opNORK                        // NORK R1,R2,R3
+	opNOGRK                       // NOGRK R1,R2,R3
+	opNXRK                        // NXRK R1,R2,R3
+	opNXGRK                       // NXGRK R1,R2,R3
+	opOCRK                        // OCRK R1,R2,R3
+	opOCGRK                       // OCGRK R1,R2,R3
+	opSELR                        // SELR R1,R2,R3,M4
+	opSELGR                       // SELGR R1,R2,R3,M4
 	opC                           // C R1,D2(X2,B2)
 	opCY                          // CY R1,D2(X2,B2)
 	opCR                          // CR R1,R2
@@ -916,6 +928,18 @@ var opInfos = [...]opInfo{
 	opXIY - opFirst:     {"xiy", fmtSIY, 6, 0xeb57, 0x0},                // EXCLUSIVE OR (immediate)
 	opXILF - opFirst:    {"xilf", fmtRIL, 6, 0xc007, 0x0},               // EXCLUSIVE OR IMMEDIATE (low)
 	opXIHF - opFirst:    {"xihf", fmtRIL, 6, 0xc006, 0x0},               // EXCLUSIVE OR IMMEDIATE (high)
+	opNCRK - opFirst:    {"ncrk", fmtRRFa, 4, 0xb9f5, 0xf0000000000},    // AND WITH COMPLEMENT(32)
+	opNCGRK - opFirst:   {"ncgrk", fmtRRFa, 4, 0xb9e5, 0xf0000000000},   // AND WITH COMPLEMENT(64)
+	opNNRK - opFirst:    {"nnrk", fmtRRFa, 4, 0xb974, 0xf0000000000},    // NAND (32)
+	opNNGRK - opFirst:   {"nngrk", fmtRRFa, 4, 0xb964, 0xf0000000000},   // NAND (64)
+	opNORK - opFirst:    {"nork", fmtRRFa, 4, 0xb976, 0xf0000000000},    // NOR (32)
+	opNOGRK - opFirst:   {"nogrk", fmtRRFa, 4, 0xb966, 0xf0000000000},   // NOR (64)
+	opNXRK - opFirst:    {"nxrk", fmtRRFa, 4, 0xb977, 0xf0000000000},    // NOT EXCLUSIVE OR (32)
+	opNXGRK - opFirst:   {"nxgrk", fmtRRFa, 4, 0xb967, 0xf0000000000},   // NOT EXCLUSIVE OR (64)
+	opOCRK - opFirst:    {"ocrk", fmtRRFa, 4, 0xb975, 0xf0000000000},    // OR WITH COMPLEMENT (32)
+	opOCGRK - opFirst:   {"ocgrk", fmtRRFa, 4, 0xb965, 0xf0000000000},   // OR WITH COMPLEMENT (64)
+	opSELR - opFirst:    {"selr", fmtRRFa, 4, 0xb9f0, 0x0},              // SELECT (32)
+	opSELGR - opFirst:   {"selgr", fmtRRFa, 4, 0xb9e3, 0x0},             // SELECT (64)
 	opC - opFirst:       {"c", fmtRX, 4, 0x5900, 0x0},                   // COMPARE (32)
 	opCY - opFirst:      {"cy", fmtRXY, 6, 0xe359, 0x0},                 // COMPARE (32)
 	opCR - opFirst:      {"cr", fmtRR, 2, 0x1900, 0x0},                  // COMPARE (32)
