@@ -156,7 +156,7 @@ func TestQemuRandomInstructions(t *testing.T) {
 	skipped := map[string]int{}
 	difftest.RandomPrograms(t, "arm64", "", 0x5eed, func(r *rand.Rand, n int) []byte { return randomProgram(r, n, skipped) })
 	// Encodings x/arch accepts that simrun treats as undefined: features
-	// this CPU does not have (crypto, FP16, dot product, ...) and a few
+	// this CPU does not have (FP16, ...) and a few
 	// encodings the architecture reserves but x/arch decodes anyway (e.g.
 	// extended-register shifts above 4).
 	var names []string

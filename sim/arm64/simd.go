@@ -999,6 +999,21 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 			}
 			setLane(&r, es, i, z)
 		}
+	case vDot, vDotIdx:
+		// each 32-bit lane accumulates the four products of its bytes of
+		// Vn and of Vm's same lane (vector) or lane imm (by element),
+		// modulo 2^32
+		for i := 0; i < n; i++ {
+			j := i
+			if sub == vDotIdx {
+				j = int(imm)
+			}
+			sum := lane(d, 2, i)
+			for k := 0; k < 4; k++ {
+				sum += ext(lane(a, 0, 4*i+k), 0) * ext(lane(b, 0, 4*j+k), 0)
+			}
+			setLane(&r, 2, i, sum)
+		}
 	case vMullIdx, vMlalIdx, vMlslIdx:
 		e := ext(lane(b, es, int(imm)), es)
 		we := es + 1
