@@ -1,7 +1,10 @@
 package s390x
 
 import (
+	"fmt"
 	"math/bits"
+
+	"simrun/sim/cpu"
 )
 
 // This file has the integer instructions that take more than a line or
@@ -757,4 +760,38 @@ func logical3(o op, a, b uint64) uint64 {
 		return ^(a ^ b)
 	}
 	return a | ^b // ocrk, ocgrk
+}
+
+// accessMultiple is lam, lamy (access registers R1 up to R3, wrapping
+// after a15, from consecutive words) and stam, stamy (the registers to
+// them). The operand must be word aligned, else a specification
+// exception (Principles of Operation, LOAD ACCESS MULTIPLE); nothing is
+// written unless all of the operand can be accessed.
+func (c *Core) accessMultiple(in *inst) *cpu.Fault {
+	a := c.r[in.b] + uint64(in.imm)
+	if a&3 != 0 {
+		return &cpu.Fault{Kind: cpu.FaultUndefined, Err: fmt.Errorf("specification exception: %v operand 0x%x is not word aligned", in.op, a)}
+	}
+	cnt := int((in.r3-in.r1)&15) + 1
+	if in.op == opSTAM || in.op == opSTAMY {
+		if !c.probeWrite(a, 4*uint64(cnt)) {
+			return c.accessFault()
+		}
+		for i := 0; i < cnt; i++ {
+			c.mem.Store32BE(a+4*uint64(i), c.ar[(in.r1+uint8(i))&15])
+		}
+		return nil
+	}
+	var vals [16]uint32
+	for i := 0; i < cnt; i++ {
+		v, ok := c.mem.Load32BE(a + 4*uint64(i))
+		if !ok {
+			return c.accessFault()
+		}
+		vals[i] = v
+	}
+	for i := 0; i < cnt; i++ {
+		c.ar[(in.r1+uint8(i))&15] = vals[i]
+	}
+	return nil
 }

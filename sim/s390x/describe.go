@@ -86,7 +86,7 @@ var (
 		MS MSY MSR MSG MSGR MSGF MSGFR MSFI MSGFI MH MHY MHI MGHI
 		M MR MFY ML MLR MLG MLGR D DR DL DLR DLG DLGR DSG DSGR DSGF DSGFR
 		SLL SRL SLLK SRLK SLLG SRLG RLL RLLG SLDL SRDL RISBGN
-		SVC LCBB EAR SAR IPM EFPC SFPC SRNM SRNMB LFPC STFPC ECAG SELR SELGR`)
+		SVC LCBB EAR SAR IPM EFPC SFPC SRNM SRNMB LFPC STFPC LAM LAMY STAM STAMY ECAG SELR SELGR`)
 	// ccRead: instructions (other than branches) that use the condition code.
 	ccRead = newOpSet(`ALC ALCR ALCG ALCGR SLB SLBR SLBG SLBGR LOCR LOCGR LOC LOCG STOC STOCG LOCHI LOCGHI IPM SELR SELGR`)
 	// pairs operate on the even/odd register pair R1, R1+1.
@@ -285,6 +285,10 @@ func describe(in *inst) cpu.OpInfo {
 		}
 		o.Access = uint8(min(n, 255))
 		describeRange(&o, in)
+		return o
+	case opLAM, opLAMY, opSTAM, opSTAMY: // access registers: only the base is a tracked register
+		o.Access = uint8(4 * ((in.r3-in.r1)&15 + 1))
+		o.AddSrc(gr(in.b))
 		return o
 	case opMVC, opXC, opNC, opOC, opCLC:
 		o.Access = uint8(min(uint64(in.m)+1, 255))

@@ -89,6 +89,8 @@ func TestBadInput(t *testing.T) {
 		{"srnmb with address bit 60 set", prog(mustHex("b2b80008", "0af8"), nil), cpu.FaultUndefined, 132, "", qemuTrace},
 		{"srnm to round toward zero", prog(mustHex("b2990001", "0af8"), nil), cpu.FaultUnsupported, 132, "", noQemu},
 		{"lfpc with a reserved bit", prog(mustHex("c01f00410000", "b29d1000", "0af8"), []byte{0, 0, 0, 0x80}), cpu.FaultUndefined, 132, "", qemuTrace},
+		{"stam to an unaligned word", prog(mustHex("c01f00410000", "9b011002", "0af8"), make([]byte, 16)), cpu.FaultUndefined, 132, "", qemuTrace},
+		{"lam from an unmapped word", prog(mustHex("9a010ff0", "0af8"), nil), cpu.FaultUnmapped, 139, "", qemuTrace},
 		{"stfpc to an unmapped word", prog(mustHex("b29c0ff0", "0af8"), nil), cpu.FaultUnmapped, 139, "", qemuTrace},
 		{"unaligned compare and swap", prog(mustHex("c01f00410000", "ba231002", "0af8"), make([]byte, 16)), cpu.FaultUndefined, 132, "", qemuTrace},
 		{"misaligned svc argument pointer",

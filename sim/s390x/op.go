@@ -170,8 +170,10 @@ func memClass(in *inst) (cpu.OpClass, uint8) {
 		return cpu.ClassLoad, 1
 	case opSTCK, opSTCKF:
 		return cpu.ClassStore, 8
-	case opLFPC:
+	case opLFPC, opLAM, opLAMY:
 		return cpu.ClassLoad, 4
+	case opSTAM, opSTAMY:
+		return cpu.ClassStore, 4
 	case opSTFPC:
 		return cpu.ClassStore, 4
 	case opSTCKE:

@@ -1166,6 +1166,12 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 				c.pc = pc
 				return n, stopFault(f)
 			}
+		case opLAM, opLAMY, opSTAM, opSTAMY:
+			if f := c.accessMultiple(in); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
 		case opLFPC, opSTFPC:
 			if f := c.loadStoreFPC(in); f != nil {
 				f.PC = pc

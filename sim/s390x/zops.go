@@ -409,6 +409,10 @@ const (
 	opLFPC                        // LFPC D2(B2)
 	opSTFPC                       // STFPC D2(B2)
 	opSTFLE                       // STFLE D2(B2)
+	opLAM                         // LAM R1,R3,D2(B2)
+	opLAMY                        // LAMY R1,R3,D2(B2)
+	opSTAM                        // STAM R1,R3,D2(B2)
+	opSTAMY                       // STAMY R1,R3,D2(B2)
 	opMVCL                        // MVCL R1,R2
 	opCLCL                        // CLCL R1,R2
 	opMVCLE                       // MVCLE R1,R3,D2(B2)
@@ -1079,6 +1083,10 @@ var opInfos = [...]opInfo{
 	opLFPC - opFirst:    {"lfpc", fmtS, 4, 0xb29d, 0x0},                 // LOAD FPC
 	opSTFPC - opFirst:   {"stfpc", fmtS, 4, 0xb29c, 0x0},                // STORE FPC
 	opSTFLE - opFirst:   {"stfle", fmtS, 4, 0xb2b0, 0x0},                // STORE FACILITY LIST EXTENDED
+	opLAM - opFirst:     {"lam", fmtRS, 4, 0x9a00, 0x0},                 // LOAD ACCESS MULTIPLE 7-268
+	opLAMY - opFirst:    {"lamy", fmtRSY, 6, 0xeb9a, 0x0},               // LOAD ACCESS MULTIPLE 7-268
+	opSTAM - opFirst:    {"stam", fmtRS, 4, 0x9b00, 0x0},                // STORE ACCESS MULTIPLE 7-389
+	opSTAMY - opFirst:   {"stamy", fmtRSY, 6, 0xeb9b, 0x0},              // STORE ACCESS MULTIPLE 7-389
 	opMVCL - opFirst:    {"mvcl", fmtRR, 2, 0x0e00, 0x0},                // MOVE LONG
 	opCLCL - opFirst:    {"clcl", fmtRR, 2, 0x0f00, 0x0},                // COMPARE LOGICAL LONG
 	opMVCLE - opFirst:   {"mvcle", fmtRS, 4, 0xa800, 0x0},               // MOVE LONG EXTENDED
