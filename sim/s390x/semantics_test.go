@@ -76,6 +76,14 @@ func TestIntegerSemantics(t *testing.T) {
 		{"ocgrk", []string{"b9655034"}, map[int]uint64{4: 1, 5: ^uint64(0)}, map[int]uint64{3: 1}, 1},
 		{"selgr cc0 mask 8 takes r2", []string{"b9020066", "b9e35834"}, map[int]uint64{4: 44, 5: 55}, map[int]uint64{3: 44}, 0},
 		{"selr cc0 mask 4 takes r3, keeps the high word", []string{"b9020066", "b9f05434"}, map[int]uint64{3: hi, 4: 44, 5: 0x1234_00000037}, map[int]uint64{3: hi | 0x37}, 0},
+		// Miscellaneous-instruction-extensions facility 2 (z14).
+		{"msrkc overflow keeps the low bits", []string{"b9fd5034"}, map[int]uint64{3: hi, 4: 0x7fffffff, 5: 2}, map[int]uint64{3: hi | 0xfffffffe}, 3},
+		{"msrkc negative", []string{"b9fd5034"}, map[int]uint64{4: hi | 0xfffffffd, 5: 5}, map[int]uint64{3: 0xfffffff1}, 1},
+		{"msgrkc overflow", []string{"b9ed5034"}, map[int]uint64{4: 1 << 62, 5: 2}, map[int]uint64{3: 1 << 63}, 3},
+		{"msgrkc negative", []string{"b9ed5034"}, map[int]uint64{4: ^uint64(3), 5: 3}, map[int]uint64{3: ^uint64(11)}, 1},
+		{"msgrkc most negative, no overflow", []string{"b9ed5034"}, map[int]uint64{4: 1 << 62, 5: ^uint64(1)}, map[int]uint64{3: 1 << 63}, 1},
+		{"mgrk signed 128-bit product", []string{"b9ec5024"}, map[int]uint64{4: ^uint64(0), 5: 5}, map[int]uint64{2: ^uint64(0), 3: ^uint64(4)}, -1},
+		{"mgrk of two negatives", []string{"b9ec5024"}, map[int]uint64{4: 1 << 63, 5: 1 << 63}, map[int]uint64{2: 1 << 62, 3: 0}, -1},
 		// Compares.
 		{"cr low", []string{"1934"}, map[int]uint64{3: 0xffffffff, 4: 1}, nil, 1},
 		{"clr high", []string{"1534"}, map[int]uint64{3: 0xffffffff, 4: 1}, nil, 2},

@@ -270,6 +270,15 @@ const (
 	opOCGRK                       // OCGRK R1,R2,R3
 	opSELR                        // SELR R1,R2,R3,M4
 	opSELGR                       // SELGR R1,R2,R3,M4
+	opMSRKC                       // MSRKC R1,R2,R3
+	opMSGRKC                      // MSGRKC R1,R2,R3
+	opMSC                         // MSC R1,D2(X2,B2)
+	opMSGC                        // MSGC R1,D2(X2,B2)
+	opMGRK                        // MGRK R1,R2,R3
+	opMG                          // MG R1,D2(X2,B2)
+	opMGH                         // MGH R1,D2(X2,B2)
+	opAGH                         // AGH R1,D2(X2,B2)
+	opSGH                         // SGH R1,D2(X2,B2)
 	opC                           // C R1,D2(X2,B2)
 	opCY                          // CY R1,D2(X2,B2)
 	opCR                          // CR R1,R2
@@ -944,6 +953,15 @@ var opInfos = [...]opInfo{
 	opOCGRK - opFirst:   {"ocgrk", fmtRRFa, 4, 0xb965, 0xf0000000000},   // OR WITH COMPLEMENT (64)
 	opSELR - opFirst:    {"selr", fmtRRFa, 4, 0xb9f0, 0x0},              // SELECT (32)
 	opSELGR - opFirst:   {"selgr", fmtRRFa, 4, 0xb9e3, 0x0},             // SELECT (64)
+	opMSRKC - opFirst:   {"msrkc", fmtRRFa, 4, 0xb9fd, 0xf0000000000},   // MULTIPLY SINGLE (32)
+	opMSGRKC - opFirst:  {"msgrkc", fmtRRFa, 4, 0xb9ed, 0xf0000000000},  // MULTIPLY SINGLE (64)
+	opMSC - opFirst:     {"msc", fmtRXY, 6, 0xe353, 0x0},                // MULTIPLY SINGLE (32)
+	opMSGC - opFirst:    {"msgc", fmtRXY, 6, 0xe383, 0x0},               // MULTIPLY SINGLE (64)
+	opMGRK - opFirst:    {"mgrk", fmtRRFa, 4, 0xb9ec, 0xf0000000000},    // MULTIPLY (128←64)
+	opMG - opFirst:      {"mg", fmtRXY, 6, 0xe384, 0x0},                 // MULTIPLY (128←64)
+	opMGH - opFirst:     {"mgh", fmtRXY, 6, 0xe33c, 0x0},                // MULTIPLY HALFWORD (64→16)
+	opAGH - opFirst:     {"agh", fmtRXY, 6, 0xe338, 0x0},                // ADD HALFWORD (64→16)
+	opSGH - opFirst:     {"sgh", fmtRXY, 6, 0xe339, 0x0},                // SUBTRACT HALFWORD (64→16)
 	opC - opFirst:       {"c", fmtRX, 4, 0x5900, 0x0},                   // COMPARE (32)
 	opCY - opFirst:      {"cy", fmtRXY, 6, 0xe359, 0x0},                 // COMPARE (32)
 	opCR - opFirst:      {"cr", fmtRR, 2, 0x1900, 0x0},                  // COMPARE (32)
