@@ -126,7 +126,7 @@ func setUserState(s *cpu.State, pc *uint64, x []uint64, v *[32][2]uint64, nzcv, 
 		x[rSP] = s.GPR[31]
 	}
 	*nzcv = uint32(s.Flags & 15)
-	*fpsr, *fpcr = uint32(s.FPSR)&fpsrMask, uint32(s.FPCR)&fpcrDN
+	*fpsr, *fpcr = uint32(s.FPSR)&fpsrMask, uint32(s.FPCR)&(fpcrDN|fpcrFZ)
 	for i := 0; i < 32 && i < len(s.Vec); i++ {
 		v[i] = [2]uint64{s.Vec[i][1], s.Vec[i][0]}
 	}

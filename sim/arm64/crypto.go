@@ -10,7 +10,7 @@ import "math/bits"
 // Sub-operations of opSimd for the extension (continuing the list in
 // decode_simd.go).
 const (
-	vAese = vFmulxIdx + 1 + iota
+	vAese = vDotIdx + 1 + iota
 	vAesd
 	vAesmc
 	vAesimc

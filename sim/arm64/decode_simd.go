@@ -193,6 +193,9 @@ const (
 	vFmlaIdx
 	vFmlsIdx
 	vFmulxIdx
+	// dot product (FEAT_DotProd): sdot/udot, vector and by element (imm = index)
+	vDot
+	vDotIdx
 )
 
 func simd(sub int, rd, rn, rm uint32, es uint8, flags uint8, imm uint64) inst {
@@ -249,6 +252,11 @@ func decodeAdvSIMD(w uint32) inst {
 		}
 		if size == 0 && field(w, 15, 1) == 0 && field(w, 10, 1) == 1 {
 			return decodeCopy(w, scalar)
+		}
+		// three same (extra) with opcode 0010: sdot/udot Vd.<2S|4S>,
+		// Vn.<8B|16B>, Vm.<8B|16B> (Arm ARM C7.2: SDOT (vector))
+		if !scalar && size == 2 && field(w, 15, 1) == 1 && field(w, 10, 5) == 0b00101 {
+			return simd(vDot, rd, rn, rm, 2, flags, 0)
 		}
 		if scalar || field(w, 15, 1) != 0 {
 			return undef(w)
@@ -1087,7 +1095,11 @@ func decodeByElem(w uint32, flags uint8) inst {
 		sub = vQdmlalIdx
 	case opc == 0b0111 && !u:
 		sub = vQdmlslIdx
-	default: // includes sdot/udot: FEAT_DotProd is not implemented
+	case opc == 0b1110 && size == 2 && !scalar:
+		// sdot/udot Vd.<2S|4S>, Vn.<8B|16B>, Vm.4B[H:L] (Arm ARM C7.2:
+		// SDOT (by element)): M is Rm's high bit
+		return simd(vDotIdx, rd, rn, m<<4|rm4, 2, flags, uint64(h<<1|l))
+	default:
 		return undef(w)
 	}
 	var es uint8

@@ -114,9 +114,9 @@ const (
 	fAbd
 )
 
-func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
+func (c *Core) fpBinaryNoFZ(kind uint8, t uint8, a, b uint64) uint64 {
 	if kind == fNmul { // FPNeg(FPMul()): the sign of a NaN result flips too
-		return c.fpBinary(fMul, t, a, b) ^ signBit(t)
+		return c.fpBinaryNoFZ(fMul, t, a, b) ^ signBit(t)
 	}
 	switch kind {
 	case fMaxnm, fMinnm:
@@ -230,7 +230,7 @@ func fmaxmin(t uint8, isMax bool, a, b uint64) uint64 {
 // fpFMA computes addend + n*m fused. Negations apply to the operands
 // before anything else (as FPNeg does in the architecture), so a negated
 // NaN operand propagates with its sign flipped.
-func (c *Core) fpFMA(t uint8, addend, n, m uint64, negProduct, negAddend bool) uint64 {
+func (c *Core) fpFMANoFZ(t uint8, addend, n, m uint64, negProduct, negAddend bool) uint64 {
 	if negProduct {
 		n ^= signBit(t)
 	}
@@ -301,7 +301,7 @@ func isMidpoint32(v float64) bool {
 	return (float64(r)+float64(other))/2 == v
 }
 
-func (c *Core) fpSqrt(t uint8, a uint64) uint64 {
+func (c *Core) fpSqrtNoFZ(t uint8, a uint64) uint64 {
 	if r, ok := c.processNaNs(t, a); ok {
 		return r
 	}
@@ -321,7 +321,7 @@ func (c *Core) fpSqrt(t uint8, a uint64) uint64 {
 
 // fpCompare returns NZCV for a compare; signal (fcmpe) makes any NaN
 // operand invalid, not only a signaling one.
-func (c *Core) fpCompare(t uint8, a, b uint64, signal bool) uint32 {
+func (c *Core) fpCompareNoFZ(t uint8, a, b uint64, signal bool) uint32 {
 	c.compareFlags(t, a, b, signal)
 	if isNaN(t, a) || isNaN(t, b) {
 		return 0b0011
@@ -366,7 +366,7 @@ func roundF(v float64, mode uint8) float64 {
 }
 
 // fpRoundInt is frint*: only frintx (exact) raises inexact.
-func (c *Core) fpRoundInt(t uint8, a uint64, mode uint8, exact bool) uint64 {
+func (c *Core) fpRoundIntNoFZ(t uint8, a uint64, mode uint8, exact bool) uint64 {
 	if r, ok := c.processNaNs(t, a); ok {
 		return r
 	}
@@ -384,7 +384,7 @@ func (c *Core) fpRoundInt(t uint8, a uint64, mode uint8, exact bool) uint64 {
 
 // fpToInt converts with rounding mode and saturation; NaN gives 0. A NaN
 // or a value out of range is invalid, a fraction rounded off inexact.
-func (c *Core) fpToInt(t uint8, a uint64, mode uint8, signed bool, width uint, fbits uint) uint64 {
+func (c *Core) fpToIntNoFZ(t uint8, a uint64, mode uint8, signed bool, width uint, fbits uint) uint64 {
 	if isNaN(t, a) {
 		c.raise(ieee.Invalid)
 		return 0
@@ -470,7 +470,7 @@ func (c *Core) intToFP(t uint8, v uint64, signed bool, fbits uint) uint64 {
 }
 
 // fpConvert changes precision (fcvt), quieting NaNs and keeping payloads.
-func (c *Core) fpConvert(from, to uint8, a uint64) uint64 {
+func (c *Core) fpConvertNoFZ(from, to uint8, a uint64) uint64 {
 	var sign uint64
 	var f float64
 	nan := false
@@ -704,4 +704,121 @@ func roundMode(m uint8) uint8 {
 		return rnEven
 	}
 	return m
+}
+
+// Flush-to-zero (FPCR.FZ, which gcc's -ffast-math start-up sets): single
+// and double operands that are denormal count as zeros of their sign and
+// raise IDC (Arm ARM FPUnpackBase), and a result whose exact value lies
+// below the smallest normal magnitude becomes a zero of its sign raising
+// UFC alone, not IXC (FPRoundBase); half precision, governed by FZ16, is
+// left alone (simrun has no half-precision arithmetic, and its
+// conversions ignore FZ16). The primitives below wrap the ones that
+// compute without FZ.
+
+const fpsrIDC = 1 << 7
+
+func (c *Core) fzOn() bool { return c.fpcr&fpcrFZ != 0 }
+
+// flushIn is operand v of precision t (0 single, 1 double) after FZ.
+func (c *Core) flushIn(t uint8, v uint64) uint64 {
+	switch {
+	case t == 0 && v&0x7f800000 == 0 && v&0x7fffff != 0:
+		c.fpsr |= fpsrIDC
+		return v & (1 << 31)
+	case t == 1 && v&0x7ff0000000000000 == 0 && v&(1<<52-1) != 0:
+		c.fpsr |= fpsrIDC
+		return v & (1 << 63)
+	}
+	return v
+}
+
+// fzStart sets the FPSR aside so that the operation's own flags can be
+// told apart; fzEnd flushes the operation's result r of precision t and
+// merges the flags back. The result is tiny when the operation raised
+// underflow (an inexact value below the normal range before rounding,
+// whatever it rounded to: zero, a denormal or the smallest normal) or is
+// itself an exact denormal.
+func (c *Core) fzStart() uint32 {
+	s := c.fpsr
+	c.fpsr = 0
+	return s
+}
+
+func (c *Core) fzEnd(t uint8, r uint64, saved uint32) uint64 {
+	f := c.fpsr
+	var mag, minNormal uint64
+	switch t {
+	case 0:
+		mag, minNormal = r&0x7fffffff, 0x00800000
+	case 1:
+		mag, minNormal = r&^(1<<63), 1<<52
+	default:
+		c.fpsr = saved | f
+		return r
+	}
+	if f&uint32(ieee.Underflow) != 0 || mag != 0 && mag < minNormal {
+		r &= signBit(t)
+		f = f&^uint32(ieee.Inexact) | uint32(ieee.Underflow)
+	}
+	c.fpsr = saved | f
+	return r
+}
+
+func (c *Core) fpBinary(kind uint8, t uint8, a, b uint64) uint64 {
+	if !c.fzOn() {
+		return c.fpBinaryNoFZ(kind, t, a, b)
+	}
+	s := c.fzStart()
+	a, b = c.flushIn(t, a), c.flushIn(t, b)
+	return c.fzEnd(t, c.fpBinaryNoFZ(kind, t, a, b), s)
+}
+
+func (c *Core) fpFMA(t uint8, addend, n, m uint64, negProduct, negAddend bool) uint64 {
+	if !c.fzOn() {
+		return c.fpFMANoFZ(t, addend, n, m, negProduct, negAddend)
+	}
+	s := c.fzStart()
+	addend, n, m = c.flushIn(t, addend), c.flushIn(t, n), c.flushIn(t, m)
+	return c.fzEnd(t, c.fpFMANoFZ(t, addend, n, m, negProduct, negAddend), s)
+}
+
+func (c *Core) fpSqrt(t uint8, a uint64) uint64 {
+	if c.fzOn() {
+		a = c.flushIn(t, a)
+	}
+	return c.fpSqrtNoFZ(t, a)
+}
+
+func (c *Core) fpCompare(t uint8, a, b uint64, signal bool) uint32 {
+	if c.fzOn() {
+		a, b = c.flushIn(t, a), c.flushIn(t, b)
+	}
+	return c.fpCompareNoFZ(t, a, b, signal)
+}
+
+func (c *Core) fpRoundInt(t uint8, a uint64, mode uint8, exact bool) uint64 {
+	if c.fzOn() {
+		a = c.flushIn(t, a)
+	}
+	return c.fpRoundIntNoFZ(t, a, mode, exact)
+}
+
+func (c *Core) fpToInt(t uint8, a uint64, mode uint8, signed bool, width uint, fbits uint) uint64 {
+	if c.fzOn() {
+		a = c.flushIn(t, a)
+	}
+	return c.fpToIntNoFZ(t, a, mode, signed, width, fbits)
+}
+
+// fpConvert flushes a single or double source and a single or double
+// result (a half source or result is FZ16's, which conversions ignore).
+func (c *Core) fpConvert(from, to uint8, a uint64) uint64 {
+	if !c.fzOn() {
+		return c.fpConvertNoFZ(from, to, a)
+	}
+	s := c.fzStart()
+	if from < 2 {
+		a = c.flushIn(from, a)
+	}
+	return c.fzEnd(to, c.fpConvertNoFZ(from, to, a), s)
 }

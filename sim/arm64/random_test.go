@@ -69,6 +69,15 @@ func randReg(r *rand.Rand) uint64 {
 }
 
 func randVecHalf(r *rand.Rand) uint64 {
+	if randomFPCR&fpcrFZ != 0 && r.IntN(4) == 0 { // values near and below the normal range
+		if r.IntN(2) == 0 {
+			return math.Float64bits(r.NormFloat64() * math.Pow(2, float64(-1022-r.IntN(60)+8)))
+		}
+		s := func() uint64 {
+			return uint64(math.Float32bits(float32(r.NormFloat64() * math.Pow(2, float64(-126-r.IntN(30)+4)))))
+		}
+		return s() | s()<<32
+	}
 	switch r.IntN(5) {
 	case 0:
 		return uint64(edgeF32[r.IntN(len(edgeF32))]) | uint64(edgeF32[r.IntN(len(edgeF32))])<<32
@@ -136,8 +145,11 @@ func randomProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 		}
 	}
 	code = append(code, 0xa8c10000|1<<10|x30<<5, 0xd51b4200) // ldp x0, x1, [x30], #16; msr nzcv, x0
+	if randomFPCR != 0 {
+		code = append(code, 0xd51b4401) // msr fpcr, x1
+	}
 	put(uint64(r.IntN(16)) << 28)
-	put(0)
+	put(randomFPCR)
 	for x := 0; x < 30; x += 2 { // ldp x, x, [x30], #16
 		code = append(code, 0xa8c10000|uint32(x+1)<<10|x30<<5|uint32(x))
 		put(randReg(r))
@@ -152,11 +164,26 @@ func randomProgram(r *rand.Rand, n int, skipped map[string]int) []byte {
 	return elftest.Code(elf.EM_AARCH64, binary.LittleEndian, elftest.Words(binary.LittleEndian, code...), data)
 }
 
+// randomFPCR, if not 0, is the FPCR the random programs run with.
+var randomFPCR uint64
+
+// TestQemuRandomFlushToZero runs the random programs with FPCR.FZ set
+// (as gcc's -ffast-math start-up sets it), with and without DN, their
+// vector registers often holding values near and below the normal range.
+func TestQemuRandomFlushToZero(t *testing.T) {
+	defer func() { randomFPCR = 0 }()
+	for _, fpcr := range []uint64{fpcrFZ, fpcrFZ | fpcrDN} {
+		randomFPCR = fpcr
+		skipped := map[string]int{}
+		difftest.RandomPrograms(t, "arm64", "", 0xf20+fpcr>>25, func(r *rand.Rand, n int) []byte { return randomProgram(r, n, skipped) })
+	}
+}
+
 func TestQemuRandomInstructions(t *testing.T) {
 	skipped := map[string]int{}
 	difftest.RandomPrograms(t, "arm64", "", 0x5eed, func(r *rand.Rand, n int) []byte { return randomProgram(r, n, skipped) })
 	// Encodings x/arch accepts that simrun treats as undefined: features
-	// this CPU does not have (crypto, FP16, dot product, ...) and a few
+	// this CPU does not have (FP16, ...) and a few
 	// encodings the architecture reserves but x/arch decodes anyway (e.g.
 	// extended-register shifts above 4).
 	var names []string

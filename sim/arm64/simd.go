@@ -271,7 +271,7 @@ func (c *Core) qdmull(x, y uint64, es uint8) int64 {
 	return 2 * a * b
 }
 
-func (c *Core) fcmp(kind int, t uint8, x, y uint64) uint64 {
+func (c *Core) fcmpNoFZ(kind int, t uint8, x, y uint64) uint64 {
 	c.compareFlags(t, x, y, kind != vFcmeq && kind != vFcmeq0) // the ordered compares signal
 	if isNaN(t, x) || isNaN(t, y) {
 		return 0
@@ -306,7 +306,7 @@ func (c *Core) fcmp(kind int, t uint8, x, y uint64) uint64 {
 }
 
 // fpStep computes frecps (2 - a*b) and frsqrts ((3 - a*b) / 2), fused.
-func (c *Core) fpStep(t uint8, a, b uint64, rsqrt bool) uint64 {
+func (c *Core) fpStepNoFZ(t uint8, a, b uint64, rsqrt bool) uint64 {
 	a ^= signBit(t) // the step computes c - a*b as c + (-a)*b, negating first
 	if r, ok := c.processNaNs(t, a, b); ok {
 		return r
@@ -999,6 +999,21 @@ func (c *Core) execSIMD(in *inst, pc uint64) *cpu.Fault {
 			}
 			setLane(&r, es, i, z)
 		}
+	case vDot, vDotIdx:
+		// each 32-bit lane accumulates the four products of its bytes of
+		// Vn and of Vm's same lane (vector) or lane imm (by element),
+		// modulo 2^32
+		for i := 0; i < n; i++ {
+			j := i
+			if sub == vDotIdx {
+				j = int(imm)
+			}
+			sum := lane(d, 2, i)
+			for k := 0; k < 4; k++ {
+				sum += ext(lane(a, 0, 4*i+k), 0) * ext(lane(b, 0, 4*j+k), 0)
+			}
+			setLane(&r, 2, i, sum)
+		}
 	case vMullIdx, vMlalIdx, vMlslIdx:
 		e := ext(lane(b, es, int(imm)), es)
 		we := es + 1
@@ -1156,7 +1171,7 @@ func (c *Core) addUnsignedSigned(acc, x uint64, es uint8) uint64 {
 }
 
 // fcvtRoundOdd converts a double to single with round-to-odd (fcvtxn).
-func (c *Core) fcvtRoundOdd(x uint64) uint64 {
+func (c *Core) fcvtRoundOddNoFZ(x uint64) uint64 {
 	if isNaN(1, x) {
 		return c.fpConvert(1, 0, x)
 	}
@@ -1177,7 +1192,7 @@ func (c *Core) fcvtRoundOdd(x uint64) uint64 {
 }
 
 // fpRecpx is frecpx: the reciprocal exponent.
-func (c *Core) fpRecpx(t uint8, x uint64) uint64 {
+func (c *Core) fpRecpxNoFZ(t uint8, x uint64) uint64 {
 	if r, ok := c.processNaNs(t, x); ok {
 		return r
 	}
@@ -1243,7 +1258,7 @@ func recipSqrtEstimate(a uint64) uint64 {
 }
 
 // fpRecipEstimate is frecpe for single (t = 0) and double (t = 1).
-func (c *Core) fpRecipEstimate(t uint8, x uint64) uint64 {
+func (c *Core) fpRecipEstimateNoFZ(t uint8, x uint64) uint64 {
 	if r, ok := c.processNaNs(t, x); ok {
 		return r
 	}
@@ -1309,7 +1324,7 @@ func infBits(t uint8) uint64 {
 }
 
 // fpRSqrtEstimate is frsqrte.
-func (c *Core) fpRSqrtEstimate(t uint8, x uint64) uint64 {
+func (c *Core) fpRSqrtEstimateNoFZ(t uint8, x uint64) uint64 {
 	if r, ok := c.processNaNs(t, x); ok {
 		return r
 	}
@@ -1376,4 +1391,63 @@ func ursqrte(x uint64) uint64 {
 		return 0xffffffff
 	}
 	return recipSqrtEstimate(x>>23&0x1ff) << 23
+}
+
+// The AdvSIMD primitives under FZ (see flushIn).
+
+func (c *Core) fcmp(kind int, t uint8, x, y uint64) uint64 {
+	if c.fzOn() {
+		x, y = c.flushIn(t, x), c.flushIn(t, y)
+	}
+	return c.fcmpNoFZ(kind, t, x, y)
+}
+
+func (c *Core) fpStep(t uint8, a, b uint64, rsqrt bool) uint64 {
+	if !c.fzOn() {
+		return c.fpStepNoFZ(t, a, b, rsqrt)
+	}
+	s := c.fzStart()
+	a, b = c.flushIn(t, a), c.flushIn(t, b)
+	return c.fzEnd(t, c.fpStepNoFZ(t, a, b, rsqrt), s)
+}
+
+func (c *Core) fpRecpx(t uint8, x uint64) uint64 {
+	if c.fzOn() {
+		x = c.flushIn(t, x)
+	}
+	return c.fpRecpxNoFZ(t, x)
+}
+
+// fpRecipEstimate under FZ: an operand so large that its reciprocal
+// would be denormal (2^126 up for single, 2^1022 for double) gives a zero
+// of its sign and underflow (Arm ARM FPRecipEstimate).
+func (c *Core) fpRecipEstimate(t uint8, x uint64) uint64 {
+	if c.fzOn() {
+		x = c.flushIn(t, x)
+		mag, big, inf := x&^signBit(t), uint64(0x7e800000), uint64(0x7f800000)
+		if t == 1 {
+			big, inf = 0x7fd0000000000000, 0x7ff0000000000000
+		}
+		if mag >= big && mag < inf {
+			c.raise(ieee.Underflow)
+			return x & signBit(t)
+		}
+	}
+	return c.fpRecipEstimateNoFZ(t, x)
+}
+
+func (c *Core) fpRSqrtEstimate(t uint8, x uint64) uint64 {
+	if c.fzOn() {
+		x = c.flushIn(t, x)
+	}
+	return c.fpRSqrtEstimateNoFZ(t, x)
+}
+
+// fcvtRoundOdd under FZ flushes its double source and single result.
+func (c *Core) fcvtRoundOdd(x uint64) uint64 {
+	if !c.fzOn() {
+		return c.fcvtRoundOddNoFZ(x)
+	}
+	s := c.fzStart()
+	return c.fzEnd(0, c.fcvtRoundOddNoFZ(c.flushIn(1, x)), s)
 }

@@ -82,11 +82,11 @@ func (c *Core) writeSysReg(pc uint64, id uint8, v uint64) *cpu.Fault {
 	case sysNZCV:
 		c.nzcv = uint32(v>>28) & 15
 	case sysFPCR:
-		if v&(fpcrAHP|fpcrFZ|fpcrRMode|fpcrFZ16) != 0 {
+		if v&(fpcrAHP|fpcrRMode|fpcrFZ16) != 0 {
 			return &cpu.Fault{PC: pc, Kind: cpu.FaultUnsupported,
-				Err: fmt.Errorf("msr fpcr, 0x%x: simrun implements round-to-nearest without flush-to-zero only (FPCR.DN is supported)", v)}
+				Err: fmt.Errorf("msr fpcr, 0x%x: simrun implements round-to-nearest only, without alternative half precision or FZ16 (FPCR.DN and FZ are supported)", v)}
 		}
-		c.fpcr = uint32(v) & fpcrDN
+		c.fpcr = uint32(v) & (fpcrDN | fpcrFZ)
 	case sysFPSR:
 		c.fpsr = uint32(v) & fpsrMask
 	case sysTPIDR:

@@ -65,15 +65,17 @@ func nanFlags32(a uint32) (Flags, bool) {
 // widen is the double of a short value that is not a NaN.
 func widen(a uint32) uint64 { return math.Float64bits(float64(math.Float32frombits(a))) }
 
-// Rounded are the flags of rounding the exact finite value x to r (of
-// the destination format, widened to a double) where the smallest
-// normal magnitude is tiny; overflow reports a rounding past the largest
-// finite value, which a directed mode may stop at.
+// Rounded are the flags of rounding the exact value x, finite or
+// infinite, to r (of the destination format, widened to a double) where
+// the smallest normal magnitude is tiny; overflow reports a rounding past
+// the largest finite value, which a directed mode may stop at. An
+// infinite x converts exactly to the infinity r: no flags (IEEE 754-2008
+// 7.4, overflow is of a finite result's magnitude only).
 func Rounded(x, r, tiny float64, overflow bool) Flags {
 	if overflow {
 		return Overflow | Inexact
 	}
-	return rounded(r, r == x, tiny, true, func() bool { return math.Abs(x) < math.Abs(r) })
+	return rounded(r, r == x, tiny, !math.IsInf(x, 0), func() bool { return math.Abs(x) < math.Abs(r) })
 }
 
 // Narrow are the flags of rounding the double a to the short z.

@@ -33,6 +33,8 @@ func TestFlags(t *testing.T) {
 		{"narrowing just above max float to nearest: in range", Narrow(f64(math.MaxFloat32+0x1p100), f32(math.MaxFloat32), nearest), Inexact},
 		{"narrowing a signaling NaN", Narrow(0x7ff0000000000001, 0x7fc00000, nearest), Invalid},
 		{"rounding below the smallest normal", Rounded(0x1p-127+0x1p-160, 0x1p-127, 0x1p-126, false), Underflow | Inexact},
+		{"rounding an infinity is exact", Rounded(math.Inf(-1), math.Inf(-1), 0x1p-126, false), 0},
+		{"rounding a finite value to an infinity overflows", Rounded(0x1p200, math.Inf(1), 0x1p-126, false), Overflow | Inexact},
 		{"compare of a short signaling NaN", Compare32(0x7f800001, f32(1), false), Invalid},
 		{"compare of a short quiet NaN", Compare32(0x7fc00000, f32(1), false), 0},
 		{"compare and signal of a short quiet NaN", Compare32(0x7fc00000, f32(1), true), Invalid},

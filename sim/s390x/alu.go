@@ -1,7 +1,10 @@
 package s390x
 
 import (
+	"fmt"
 	"math/bits"
+
+	"simrun/sim/cpu"
 )
 
 // This file has the integer instructions that take more than a line or
@@ -39,6 +42,8 @@ func (c *Core) alu32(in *inst, v uint32) {
 		c.cc = ccNonzero(uint64(res))
 	case opMS, opMSY, opMH, opMHY:
 		res = a * v
+	case opMSC:
+		res, c.cc = mulCC32(a, v)
 	case opC, opCY, opCH, opCHY:
 		c.cc = ccCompare(int64(int32(a)), int64(int32(v)))
 		return
@@ -55,9 +60,9 @@ func (c *Core) alu64(in *inst, v uint64) {
 	reg := &c.r[in.r1]
 	a := *reg
 	switch in.op {
-	case opAG, opAGF:
+	case opAG, opAGF, opAGH:
 		*reg, c.cc = add64(a, v)
-	case opSG, opSGF:
+	case opSG, opSGF, opSGH:
 		*reg, c.cc = sub64(a, v)
 	case opALG, opALGF:
 		*reg, c.cc = addL64(a, v, 0)
@@ -76,8 +81,10 @@ func (c *Core) alu64(in *inst, v uint64) {
 	case opXG:
 		*reg = a ^ v
 		c.cc = ccNonzero(*reg)
-	case opMSG, opMSGF:
+	case opMSG, opMSGF, opMGH:
 		*reg = a * v
+	case opMSGC:
+		*reg, c.cc = mulCC64(a, v)
 	case opCG, opCGF, opCGH:
 		c.cc = ccCompare(int64(a), int64(v))
 	case opCLG, opCLGF:
@@ -93,6 +100,7 @@ func (c *Core) alu64(in *inst, v uint64) {
 //
 //	M, MR, MFY, ML, MLR:  R1:R1+1 (low halves) = R1+1 (low half) * v, 32x32 -> 64
 //	MLG, MLGR:            R1:R1+1 = R1+1 * v, 64x64 -> 128 unsigned
+//	MG:                   R1:R1+1 = R1+1 * v, 64x64 -> 128 signed
 //	D, DR, DL, DLR:       R1+1 (low half) = R1:R1+1 (low halves) / v, R1 = remainder
 //	DLG, DLGR:            R1+1 = R1:R1+1 / v (128 by 64), R1 = remainder
 //	DSG, DSGR, DSGF(R):   R1+1 = R1+1 / v (signed 64), R1 = remainder
@@ -109,6 +117,8 @@ func (c *Core) mulDiv(in *inst, v uint64) bool {
 		lo32(lo, uint32(p))
 	case opMLG, opMLGR:
 		*hi, *lo = bits.Mul64(*lo, v)
+	case opMG:
+		*hi, *lo = mulSigned128(*lo, v)
 	case opD, opDR:
 		dividend := int64(uint64(uint32(*hi))<<32 | uint64(uint32(*lo)))
 		d := int64(int32(v))
@@ -739,4 +749,89 @@ func (c *Core) storageToStorage(in *inst) bool {
 		c.cc = ccNonzero(uint64(acc))
 	}
 	return true
+}
+
+// logical3 is the result of the three-operand logical instructions of
+// the miscellaneous-instruction-extensions facility 3 (Principles of
+// Operation, AND WITH COMPLEMENT, NAND, NOR, NOT EXCLUSIVE OR, OR WITH
+// COMPLEMENT): the 32-bit forms use the low word of the result.
+func logical3(o op, a, b uint64) uint64 {
+	switch o {
+	case opNCRK, opNCGRK:
+		return a &^ b
+	case opNNRK, opNNGRK:
+		return ^(a & b)
+	case opNORK, opNOGRK:
+		return ^(a | b)
+	case opNXRK, opNXGRK:
+		return ^(a ^ b)
+	}
+	return a | ^b // ocrk, ocgrk
+}
+
+// accessMultiple is lam, lamy (access registers R1 up to R3, wrapping
+// after a15, from consecutive words) and stam, stamy (the registers to
+// them). The operand must be word aligned, else a specification
+// exception (Principles of Operation, LOAD ACCESS MULTIPLE); nothing is
+// written unless all of the operand can be accessed.
+func (c *Core) accessMultiple(in *inst) *cpu.Fault {
+	a := c.r[in.b] + uint64(in.imm)
+	if a&3 != 0 {
+		return &cpu.Fault{Kind: cpu.FaultUndefined, Err: fmt.Errorf("specification exception: %v operand 0x%x is not word aligned", in.op, a)}
+	}
+	cnt := int((in.r3-in.r1)&15) + 1
+	if in.op == opSTAM || in.op == opSTAMY {
+		if !c.probeWrite(a, 4*uint64(cnt)) {
+			return c.accessFault()
+		}
+		for i := 0; i < cnt; i++ {
+			c.mem.Store32BE(a+4*uint64(i), c.ar[(in.r1+uint8(i))&15])
+		}
+		return nil
+	}
+	var vals [16]uint32
+	for i := 0; i < cnt; i++ {
+		v, ok := c.mem.Load32BE(a + 4*uint64(i))
+		if !ok {
+			return c.accessFault()
+		}
+		vals[i] = v
+	}
+	for i := 0; i < cnt; i++ {
+		c.ar[(in.r1+uint8(i))&15] = vals[i]
+	}
+	return nil
+}
+
+// mulSigned128 is the signed 128-bit product of a and b (mg, mgrk): the
+// unsigned product with each negative operand's weight taken back out of
+// the high half.
+func mulSigned128(a, b uint64) (hi, lo uint64) {
+	hi, lo = bits.Mul64(a, b)
+	if int64(a) < 0 {
+		hi -= b
+	}
+	if int64(b) < 0 {
+		hi -= a
+	}
+	return hi, lo
+}
+
+// mulCC32 and mulCC64 are msrkc/msc and msgrkc/msgc: the low bits of the
+// signed product, condition code 3 when it does not fit, else its sign
+// (Principles of Operation, MULTIPLY SINGLE).
+func mulCC32(a, b uint32) (uint32, uint8) {
+	p := int64(int32(a)) * int64(int32(b))
+	if p != int64(int32(p)) {
+		return uint32(p), 3
+	}
+	return uint32(p), ccSigned(p)
+}
+
+func mulCC64(a, b uint64) (uint64, uint8) {
+	hi, lo := mulSigned128(a, b)
+	if hi != uint64(int64(lo)>>63) {
+		return lo, 3
+	}
+	return lo, ccSigned(int64(lo))
 }

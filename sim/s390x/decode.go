@@ -252,7 +252,7 @@ func (in *inst) refine() {
 	case opPFD, opPFDRL:
 		in.op = opNop
 	case opM, opMR, opMFY, opML, opMLR, opMLG, opMLGR, opD, opDR, opDL, opDLR, opDLG, opDLGR,
-		opDSG, opDSGR, opDSGF, opDSGFR, opSLDL, opSRDL, opSLDA, opSRDA, opFLOGR:
+		opDSG, opDSGR, opDSGF, opDSGFR, opSLDL, opSRDL, opSLDA, opSRDA, opFLOGR, opMG, opMGRK:
 		if in.r1&1 != 0 {
 			in.spec(specOddPair)
 		}

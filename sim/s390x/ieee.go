@@ -40,15 +40,15 @@ const (
 )
 
 var (
-	errFPCReserved = errors.New("specification exception: sfpc sets a reserved FPC bit or an invalid rounding mode")
-	errFPCTraps    = errors.New("simrun runs with the IEEE exceptions masked: sfpc would enable IEEE traps")
-	errFPCRounding = errors.New("simrun rounds binary floating point to nearest only: sfpc would set another mode")
+	errFPCReserved = errors.New("specification exception: the new FPC has a reserved bit set or an invalid rounding mode")
+	errFPCTraps    = errors.New("simrun runs with the IEEE exceptions masked: the new FPC would enable IEEE traps")
+	errFPCRounding = errors.New("simrun rounds binary floating point to nearest only: the new FPC would set another mode")
 )
 
-// setFPC is sfpc: a reserved bit or a binary rounding mode of 4-6 is a
-// specification exception (qemu's test); enabling an IEEE trap or
-// another binary rounding mode is refused as unsupported, since simrun
-// implements neither.
+// setFPC is sfpc (and lfpc, srnm, srnmb): a reserved bit or a binary
+// rounding mode of 4-6 is a specification exception (qemu's test);
+// enabling an IEEE trap or another binary rounding mode is refused as
+// unsupported, since simrun implements neither.
 func (c *Core) setFPC(v uint32) *cpu.Fault {
 	switch {
 	case v&fpcReserved != 0 || v&fpcBRM >= 4 && v&fpcBRM <= 6:
@@ -60,6 +60,43 @@ func (c *Core) setFPC(v uint32) *cpu.Fault {
 	}
 	c.fpc = v
 	return nil
+}
+
+// setRoundingMode is srnm and srnmb: the low two (srnm) or three (srnmb)
+// bits of the second-operand address become the FPC's binary rounding
+// mode, srnm clearing the mode's high bit; the rest of the address is
+// ignored and no storage is accessed (Principles of Operation, SET BFP
+// ROUNDING MODE), except that srnmb's address bits 56-60 must be zero,
+// else a specification exception (as qemu). setFPC then refuses what
+// sfpc would: srnmb's modes 4-6, and any mode but to-nearest. glibc's
+// fesetround is srnm.
+func (c *Core) setRoundingMode(in *inst) *cpu.Fault {
+	a := c.r[in.b] + uint64(in.imm)
+	mode := a & 3
+	if in.op == opSRNMB {
+		if a&0xf8 != 0 {
+			return &cpu.Fault{Kind: cpu.FaultUndefined, Err: fmt.Errorf("specification exception: srnmb operand address 0x%x has bits 56-60 set", a)}
+		}
+		mode = a & fpcBRM
+	}
+	return c.setFPC(c.fpc&^fpcBRM | uint32(mode))
+}
+
+// loadStoreFPC is lfpc (the FPC from the word at the second-operand
+// address, checked as sfpc checks it) and stfpc (the FPC to that word).
+func (c *Core) loadStoreFPC(in *inst) *cpu.Fault {
+	a := c.r[in.b] + uint64(in.imm)
+	if in.op == opSTFPC {
+		if !c.mem.Store32BE(a, c.fpc) {
+			return c.accessFault()
+		}
+		return nil
+	}
+	v, ok := c.mem.Load32BE(a)
+	if !ok {
+		return c.accessFault()
+	}
+	return c.setFPC(v)
 }
 
 // fpc places flags in the FPC's flag byte (bits 8-12, invalid first).

@@ -123,18 +123,18 @@ func memClass(in *inst) (cpu.OpClass, uint8) {
 	case opLG, opLTG, opLRVG, opLGRL, opAG, opSG, opALG, opSLG, opALCG, opSLBG, opNG, opOG, opXG,
 		opMSG, opCG, opCLG, opMLG, opDLG, opDSG, opLOCG, opCGRL, opCLGRL, opLMG, opCGHSI, opCLGHSI,
 		opLD, opLDY, opADB, opSDB, opMDB, opDDB, opMADB, opMSDB, opSQDB, opCDB, opKDB, opLAAG,
-		opLXDB, opMXDB:
+		opLXDB, opMXDB, opMSGC, opMG:
 		return cpu.ClassLoad, 8
 	case opL, opLY, opLT, opLGF, opLTGF, opLLGF, opLLGT, opLRV, opLRL, opLGFRL, opLLGFRL,
 		opA, opAY, opS, opSY, opAL, opALY, opSL, opSLY, opALC, opSLB, opN, opNY, opO, opOY, opX, opXY,
 		opMS, opMSY, opC, opCY, opCL, opCLY, opAGF, opSGF, opALGF, opSLGF, opMSGF, opCGF, opCLGF,
 		opM, opMFY, opML, opD, opDL, opDSGF, opLOC, opCRL, opCLRL, opCGFRL, opCLGFRL, opLM, opLMY,
 		opCHSI, opCLFHSI, opLE, opLEY, opLDE, opLDEB, opAEB, opSEB, opMEEB, opDEB, opMAEB, opMSEB,
-		opSQEB, opCEB, opKEB, opLXEB:
+		opSQEB, opCEB, opKEB, opLXEB, opMSC:
 		return cpu.ClassLoad, 4
 	case opLH, opLHY, opLGH, opLLH, opLLGH, opLRVH, opLHRL, opLGHRL, opLLHRL, opLLGHRL,
 		opAH, opAHY, opSH, opSHY, opMH, opMHY, opCH, opCHY, opCGH, opCHRL, opCGHRL, opCLHRL, opCLGHRL,
-		opCHHSI, opCLHHSI:
+		opCHHSI, opCLHHSI, opAGH, opSGH, opMGH:
 		return cpu.ClassLoad, 2
 	case opLB, opLGB, opLLC, opLLGC, opIC, opICY, opCLI, opCLIY, opTM, opTMY:
 		return cpu.ClassLoad, 1
@@ -170,6 +170,12 @@ func memClass(in *inst) (cpu.OpClass, uint8) {
 		return cpu.ClassLoad, 1
 	case opSTCK, opSTCKF:
 		return cpu.ClassStore, 8
+	case opLFPC, opLAM, opLAMY:
+		return cpu.ClassLoad, 4
+	case opSTAM, opSTAMY:
+		return cpu.ClassStore, 4
+	case opSTFPC:
+		return cpu.ClassStore, 4
 	case opSTCKE:
 		return cpu.ClassStore, 16
 	case opVL, opVLM, opVLL:

@@ -94,7 +94,8 @@ func TestMemClassCoverage(t *testing.T) {
 		opPFD: true, opTCDB: true, opTCEB: true, opTCXB: true, opVLVG: true, opVLGV: true, opVESL: true, opVESRA: true,
 		opVESRL: true, opVERLL: true,
 		opEX: true, opEXRL: true, // the address of the target, which NextOp classifies instead
-		opECAG: true, // the address only selects the attribute
+		opECAG: true,                // the address only selects the attribute
+		opSRNM: true, opSRNMB: true, // the address's low bits are the rounding mode
 	}
 	for o := opFirst; o < opEnd; o++ {
 		in := inst{op: o}

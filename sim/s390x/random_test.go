@@ -33,13 +33,16 @@ const (
 // would address the code page), vcksm, whose end-around-carry sum qemu
 // 7.2 gets wrong (words 1, 2, 3, 4 sum to 26 there), ex and exrl (random
 // targets), the string instructions (their operands are registers that
-// random values would send out of memory), efpc and sfpc (random values
-// in the FPC would enable traps or other rounding modes): TestQemuStringAndExecute has
+// random values would send out of memory), efpc, sfpc, srnm, srnmb, lfpc
+// and stfpc (random values in the FPC would enable traps or other
+// rounding modes; TestQemuFPCControl runs them), lam, lamy, stam and
+// stamy (a0:a1 hold the thread pointer; TestQemuFPCControl runs them): TestQemuStringAndExecute has
 // the string instructions and ex; fpcProbe reads the FPC after every
 // floating-point and vector instruction. mxdbr and mxdb: qemu 7.2 takes
 // their first operand as an extended pair (testdata/bfp128.s).
 var notRandom = map[op]bool{
 	opVCKSM: true, opEX: true, opEXRL: true, opSRST: true, opCLST: true, opMVST: true, opEFPC: true, opSFPC: true,
+	opSRNM: true, opSRNMB: true, opLFPC: true, opSTFPC: true, opLAM: true, opLAMY: true, opSTAM: true, opSTAMY: true,
 	opSVC: true, opBCR: true, opBC: true, opBASR: true, opBAS: true, opBCTR: true, opBCTGR: true,
 	opBCT: true, opBCTG: true, opCRB: true, opCGRB: true, opCLRB: true, opCLGRB: true, opCIB: true,
 	opCGIB: true, opCLIB: true, opCLGIB: true, opMXDBR: true, opMXDB: true,

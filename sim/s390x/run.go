@@ -788,7 +788,7 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 
 		// Arithmetic and logic with a storage operand: see aluStorage.
 		case opA, opAY, opAH, opAHY, opS, opSY, opSH, opSHY, opAL, opALY, opSL, opSLY, opALC, opSLB,
-			opN, opNY, opO, opOY, opX, opXY, opMS, opMSY, opMH, opMHY,
+			opN, opNY, opO, opOY, opX, opXY, opMS, opMSY, opMH, opMHY, opMSC,
 			opC, opCY, opCH, opCHY, opCL, opCLY:
 			v, ok := mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
 			c.vals[n&cpu.ValMask] = r[in.b] + r[in.r2] + uint64(in.imm)
@@ -803,7 +803,8 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 			}
 			c.alu32(in, v)
 		case opAG, opAGF, opSG, opSGF, opALG, opALGF, opSLG, opSLGF, opALCG, opSLBG,
-			opNG, opOG, opXG, opMSG, opMSGF, opCG, opCGF, opCGH, opCLG, opCLGF:
+			opNG, opOG, opXG, opMSG, opMSGF, opCG, opCGF, opCGH, opCLG, opCLGF,
+			opMSGC, opAGH, opSGH, opMGH:
 			c.vals[n&cpu.ValMask] = r[in.b] + r[in.r2] + uint64(in.imm)
 			var v uint64
 			ok := true
@@ -816,7 +817,7 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 				var w uint32
 				w, ok = mem.Load32BE(r[in.b] + r[in.r2] + uint64(in.imm))
 				v = uint64(w)
-			case opCGH:
+			case opCGH, opAGH, opSGH, opMGH:
 				var h uint16
 				h, ok = mem.Load16BE(r[in.b] + r[in.r2] + uint64(in.imm))
 				v = uint64(int16(h))
@@ -842,6 +843,15 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 		case opMLGR:
 			hi, lo := bits.Mul64(r[in.r1+1], r[in.r2])
 			r[in.r1], r[in.r1+1] = hi, lo
+		case opMGRK:
+			hi, lo := mulSigned128(r[in.r2], r[in.r3])
+			r[in.r1], r[in.r1+1] = hi, lo
+		case opMSRKC:
+			v, cc := mulCC32(uint32(r[in.r2]), uint32(r[in.r3]))
+			lo32(&r[in.r1], v)
+			c.cc = cc
+		case opMSGRKC:
+			r[in.r1], c.cc = mulCC64(r[in.r2], r[in.r3])
 		case opMR, opMLR, opDR, opDLR, opDLGR, opDSGR, opDSGFR:
 			if !c.mulDiv(in, r[in.r2]) {
 				c.pc = pc
@@ -856,7 +866,7 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 				c.pc = pc
 				return n, divideFault(pc)
 			}
-		case opMLG, opDLG, opDSG:
+		case opMLG, opDLG, opDSG, opMG:
 			v, ok := mem.Load64BE(r[in.b] + r[in.r2] + uint64(in.imm))
 			if !ok {
 				goto fault
@@ -885,6 +895,25 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 		case opXRK:
 			lo32(&r[in.r1], uint32(r[in.r2]^r[in.r3]))
 			c.cc = ccNonzero(uint64(uint32(r[in.r1])))
+		case opNCRK, opNNRK, opNORK, opNXRK, opOCRK:
+			v := uint32(logical3(in.op, r[in.r2], r[in.r3]))
+			lo32(&r[in.r1], v)
+			c.cc = ccNonzero(uint64(v))
+		case opNCGRK, opNNGRK, opNOGRK, opNXGRK, opOCGRK:
+			r[in.r1] = logical3(in.op, r[in.r2], r[in.r3])
+			c.cc = ccNonzero(r[in.r1])
+		case opSELR:
+			if c.cond(in.m) {
+				lo32(&r[in.r1], uint32(r[in.r2]))
+			} else {
+				lo32(&r[in.r1], uint32(r[in.r3]))
+			}
+		case opSELGR:
+			if c.cond(in.m) {
+				r[in.r1] = r[in.r2]
+			} else {
+				r[in.r1] = r[in.r3]
+			}
 		case opNGR:
 			r[in.r1] &= r[in.r2]
 			c.cc = ccNonzero(r[in.r1])
@@ -1137,6 +1166,24 @@ func (c *Core) Execute(budget uint64) (uint64, cpu.Stop) {
 			lo32(&r[in.r1], c.fpc)
 		case opSFPC:
 			if f := c.setFPC(uint32(r[in.r1])); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		case opSRNM, opSRNMB:
+			if f := c.setRoundingMode(in); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		case opLAM, opLAMY, opSTAM, opSTAMY:
+			if f := c.accessMultiple(in); f != nil {
+				f.PC = pc
+				c.pc = pc
+				return n, stopFault(f)
+			}
+		case opLFPC, opSTFPC:
+			if f := c.loadStoreFPC(in); f != nil {
 				f.PC = pc
 				c.pc = pc
 				return n, stopFault(f)

@@ -184,3 +184,52 @@ func TestSetFPC(t *testing.T) {
 		require.Equal(t, uint64(0x400006), exit.Fault.PC, "the fault names the sfpc")
 	}
 }
+
+// fpcControlCode sets the FPC's flags with sfpc, sets the rounding mode
+// to nearest with srnm and srnmb (whose operand is an address, of which
+// only the low bits count; srnmb's bits 56-60 must be zero), reads the FPC with efpc into r2, stores it
+// with stfpc and loads it into r3, loads another FPC with lfpc and reads
+// it into r4, and stores it again at data+8. Then stam and lam move
+// access registers through memory (r5 = a7 = a2), stamy wraps from a15
+// to a1, and lamy loads a1's word back into a3 (r6 = a1).
+var fpcControlCode = []string{
+	"c01100f80000", "b3840010", // lgfi %r1,0x00f80000; sfpc %r1
+	"b2990ffc", "b2b80f00", "b38c0020", // srnm 0xffc; srnmb 0xf00; efpc %r2
+	"c0df00410000", "b29cd000", "5830d000", // llilf %r13,data; stfpc 0(%r13); l %r3,0(%r13)
+	"c01100080000", "5010d004", "b29dd004", // lgfi %r1,0x00080000; st %r1,4(%r13); lfpc 4(%r13)
+	"b38c0040", "b29cd008", // efpc %r4; stfpc 8(%r13)
+	"c01111223344", "b24e0021", "9b02d010", // lgfi %r1,0x11223344; sar %a2,%r1; stam %a0,%a2,16(%r13)
+	"9a57d010", "b24f0057", // lam %a5,%a7,16(%r13); ear %r5,%a7
+	"ebe1d018009b", "eb33d024009a", "b24f0063", // stamy %a14,%a1,24(%r13); lamy %a3,%a3,36(%r13); ear %r6,%a3
+}
+
+// TestFPCControl: srnm and srnmb to nearest keep the FPC's flags, stfpc
+// and lfpc store and load the FPC as efpc and sfpc read and write it,
+// stam and lam move access registers (the faults: TestBadInput).
+func TestFPCControl(t *testing.T) {
+	c := machine(t, nil, nil, fpcControlCode...)
+	require.Equal(t, uint64(0x00f80000), c.r[2], "flags after srnm and srnmb")
+	require.Equal(t, uint64(0x00f80000), c.r[3], "stfpc")
+	require.Equal(t, uint64(0x00080000), c.r[4], "lfpc")
+	v, ok := c.mem.Load32BE(0x410008)
+	require.True(t, ok)
+	require.Equal(t, uint32(0x00080000), v, "stfpc after lfpc")
+	require.Equal(t, uint64(0x11223344), c.r[5], "lam of stam's a2 into a7")
+	require.Equal(t, uint64(c.ar[1]), c.r[6], "stamy wrapped to a1, lamy loaded it into a3")
+	// stam's a0, a1 (a2 went to 24, which stamy's a14 overwrote), then a15, a0, a1
+	for i, want := range []uint32{c.ar[0], c.ar[1], c.ar[14], c.ar[15], c.ar[0], c.ar[1]} {
+		v, _ := c.mem.Load32BE(0x410010 + 4*uint64(i))
+		require.Equal(t, want, v, "word %d", i)
+	}
+}
+
+// TestQemuFPCControl runs fpcControlCode in lockstep with qemu.
+func TestQemuFPCControl(t *testing.T) {
+	oracle.Require(t, "s390x")
+	path := filepath.Join(t.TempDir(), "fpcctl")
+	require.NoError(t, os.WriteFile(path, prog(mustHex(append(fpcControlCode, "a7290000", "0af8")...), make([]byte, 4096)), 0o755))
+	res, err := difftest.Compare(context.Background(), path, difftest.Options{Lockstep: 100, FP: true, CPU: programs.S390xQemuCPU})
+	require.NoError(t, err)
+	require.Equal(t, res.Insns, res.Compared)
+	require.Equal(t, 0, res.Status)
+}

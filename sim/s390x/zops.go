@@ -258,6 +258,27 @@ const (
 	opXIY                         // XIY D1(B1),I2
 	opXILF                        // XILF R1,I2
 	opXIHF                        // XIHF R1,I2
+	opNCRK                        // NCRK R1,R2,R3
+	opNCGRK                       // NCGRK R1,R2,R3
+	opNNRK                        // NNRK R1,R2,R3
+	opNNGRK                       // NNGRK R1,R2,R3
+	opNORK                        // NORK R1,R2,R3
+	opNOGRK                       // NOGRK R1,R2,R3
+	opNXRK                        // NXRK R1,R2,R3
+	opNXGRK                       // NXGRK R1,R2,R3
+	opOCRK                        // OCRK R1,R2,R3
+	opOCGRK                       // OCGRK R1,R2,R3
+	opSELR                        // SELR R1,R2,R3,M4
+	opSELGR                       // SELGR R1,R2,R3,M4
+	opMSRKC                       // MSRKC R1,R2,R3
+	opMSGRKC                      // MSGRKC R1,R2,R3
+	opMSC                         // MSC R1,D2(X2,B2)
+	opMSGC                        // MSGC R1,D2(X2,B2)
+	opMGRK                        // MGRK R1,R2,R3
+	opMG                          // MG R1,D2(X2,B2)
+	opMGH                         // MGH R1,D2(X2,B2)
+	opAGH                         // AGH R1,D2(X2,B2)
+	opSGH                         // SGH R1,D2(X2,B2)
 	opC                           // C R1,D2(X2,B2)
 	opCY                          // CY R1,D2(X2,B2)
 	opCR                          // CR R1,R2
@@ -392,7 +413,15 @@ const (
 	opIPM                         // IPM R1
 	opEFPC                        // EFPC R1
 	opSFPC                        // SFPC R1
+	opSRNM                        // SRNM D2(B2)
+	opSRNMB                       // SRNMB D2(B2)
+	opLFPC                        // LFPC D2(B2)
+	opSTFPC                       // STFPC D2(B2)
 	opSTFLE                       // STFLE D2(B2)
+	opLAM                         // LAM R1,R3,D2(B2)
+	opLAMY                        // LAMY R1,R3,D2(B2)
+	opSTAM                        // STAM R1,R3,D2(B2)
+	opSTAMY                       // STAMY R1,R3,D2(B2)
 	opMVCL                        // MVCL R1,R2
 	opCLCL                        // CLCL R1,R2
 	opMVCLE                       // MVCLE R1,R3,D2(B2)
@@ -912,6 +941,27 @@ var opInfos = [...]opInfo{
 	opXIY - opFirst:     {"xiy", fmtSIY, 6, 0xeb57, 0x0},                // EXCLUSIVE OR (immediate)
 	opXILF - opFirst:    {"xilf", fmtRIL, 6, 0xc007, 0x0},               // EXCLUSIVE OR IMMEDIATE (low)
 	opXIHF - opFirst:    {"xihf", fmtRIL, 6, 0xc006, 0x0},               // EXCLUSIVE OR IMMEDIATE (high)
+	opNCRK - opFirst:    {"ncrk", fmtRRFa, 4, 0xb9f5, 0xf0000000000},    // AND WITH COMPLEMENT(32)
+	opNCGRK - opFirst:   {"ncgrk", fmtRRFa, 4, 0xb9e5, 0xf0000000000},   // AND WITH COMPLEMENT(64)
+	opNNRK - opFirst:    {"nnrk", fmtRRFa, 4, 0xb974, 0xf0000000000},    // NAND (32)
+	opNNGRK - opFirst:   {"nngrk", fmtRRFa, 4, 0xb964, 0xf0000000000},   // NAND (64)
+	opNORK - opFirst:    {"nork", fmtRRFa, 4, 0xb976, 0xf0000000000},    // NOR (32)
+	opNOGRK - opFirst:   {"nogrk", fmtRRFa, 4, 0xb966, 0xf0000000000},   // NOR (64)
+	opNXRK - opFirst:    {"nxrk", fmtRRFa, 4, 0xb977, 0xf0000000000},    // NOT EXCLUSIVE OR (32)
+	opNXGRK - opFirst:   {"nxgrk", fmtRRFa, 4, 0xb967, 0xf0000000000},   // NOT EXCLUSIVE OR (64)
+	opOCRK - opFirst:    {"ocrk", fmtRRFa, 4, 0xb975, 0xf0000000000},    // OR WITH COMPLEMENT (32)
+	opOCGRK - opFirst:   {"ocgrk", fmtRRFa, 4, 0xb965, 0xf0000000000},   // OR WITH COMPLEMENT (64)
+	opSELR - opFirst:    {"selr", fmtRRFa, 4, 0xb9f0, 0x0},              // SELECT (32)
+	opSELGR - opFirst:   {"selgr", fmtRRFa, 4, 0xb9e3, 0x0},             // SELECT (64)
+	opMSRKC - opFirst:   {"msrkc", fmtRRFa, 4, 0xb9fd, 0xf0000000000},   // MULTIPLY SINGLE (32)
+	opMSGRKC - opFirst:  {"msgrkc", fmtRRFa, 4, 0xb9ed, 0xf0000000000},  // MULTIPLY SINGLE (64)
+	opMSC - opFirst:     {"msc", fmtRXY, 6, 0xe353, 0x0},                // MULTIPLY SINGLE (32)
+	opMSGC - opFirst:    {"msgc", fmtRXY, 6, 0xe383, 0x0},               // MULTIPLY SINGLE (64)
+	opMGRK - opFirst:    {"mgrk", fmtRRFa, 4, 0xb9ec, 0xf0000000000},    // MULTIPLY (128←64)
+	opMG - opFirst:      {"mg", fmtRXY, 6, 0xe384, 0x0},                 // MULTIPLY (128←64)
+	opMGH - opFirst:     {"mgh", fmtRXY, 6, 0xe33c, 0x0},                // MULTIPLY HALFWORD (64→16)
+	opAGH - opFirst:     {"agh", fmtRXY, 6, 0xe338, 0x0},                // ADD HALFWORD (64→16)
+	opSGH - opFirst:     {"sgh", fmtRXY, 6, 0xe339, 0x0},                // SUBTRACT HALFWORD (64→16)
 	opC - opFirst:       {"c", fmtRX, 4, 0x5900, 0x0},                   // COMPARE (32)
 	opCY - opFirst:      {"cy", fmtRXY, 6, 0xe359, 0x0},                 // COMPARE (32)
 	opCR - opFirst:      {"cr", fmtRR, 2, 0x1900, 0x0},                  // COMPARE (32)
@@ -1046,7 +1096,15 @@ var opInfos = [...]opInfo{
 	opIPM - opFirst:     {"ipm", fmtRRE, 4, 0xb222, 0xff0f00000000},     // INSERT PROGRAM MASK
 	opEFPC - opFirst:    {"efpc", fmtRRE, 4, 0xb38c, 0xff0f00000000},    // EXTRACT FPC
 	opSFPC - opFirst:    {"sfpc", fmtRRE, 4, 0xb384, 0xff0f00000000},    // SET FPC
+	opSRNM - opFirst:    {"srnm", fmtS, 4, 0xb299, 0x0},                 // SET BFP ROUNDING MODE (2 bit)
+	opSRNMB - opFirst:   {"srnmb", fmtS, 4, 0xb2b8, 0x0},                // SET BFP ROUNDING MODE (3 bit)
+	opLFPC - opFirst:    {"lfpc", fmtS, 4, 0xb29d, 0x0},                 // LOAD FPC
+	opSTFPC - opFirst:   {"stfpc", fmtS, 4, 0xb29c, 0x0},                // STORE FPC
 	opSTFLE - opFirst:   {"stfle", fmtS, 4, 0xb2b0, 0x0},                // STORE FACILITY LIST EXTENDED
+	opLAM - opFirst:     {"lam", fmtRS, 4, 0x9a00, 0x0},                 // LOAD ACCESS MULTIPLE 7-268
+	opLAMY - opFirst:    {"lamy", fmtRSY, 6, 0xeb9a, 0x0},               // LOAD ACCESS MULTIPLE 7-268
+	opSTAM - opFirst:    {"stam", fmtRS, 4, 0x9b00, 0x0},                // STORE ACCESS MULTIPLE 7-389
+	opSTAMY - opFirst:   {"stamy", fmtRSY, 6, 0xeb9b, 0x0},              // STORE ACCESS MULTIPLE 7-389
 	opMVCL - opFirst:    {"mvcl", fmtRR, 2, 0x0e00, 0x0},                // MOVE LONG
 	opCLCL - opFirst:    {"clcl", fmtRR, 2, 0x0f00, 0x0},                // COMPARE LOGICAL LONG
 	opMVCLE - opFirst:   {"mvcle", fmtRS, 4, 0xa800, 0x0},               // MOVE LONG EXTENDED
