@@ -137,6 +137,9 @@ func sysMmap(p *Process, a [6]uint64) uint64 {
 			return e
 		}
 		p.markPastEOF(f, addr, size, off)
+		if typ != mapPrivate {
+			p.shareFilePages(f, addr, size, off)
+		}
 		if typ != mapPrivate && prot&protWrite != 0 {
 			f.refs++
 			p.shared = append(p.shared, sharedMap{addr: addr, size: size, file: f, off: int64(off)})
@@ -267,6 +270,7 @@ func sysMunmap(p *Process, a [6]uint64) uint64 {
 	p.dropShared(a[0], size)
 	p.forgetFileMaps(a[0], size)
 	p.Mem.Unmap(a[0], size)
+	p.sys.sweepPageCache(p.Mem)
 	return 0
 }
 
