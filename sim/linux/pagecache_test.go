@@ -2,6 +2,7 @@ package linux
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,5 +62,47 @@ func TestSharedFileMappingsShareBytes(t *testing.T) {
 			fresh := mmap(4096, mapShared, 0)
 			require.Equal(t, []byte("yA"), guestBytes(t, p, fresh, 2))
 		})
+	}
+}
+
+// TestMremapSharedFileMapping: a shared file mapping that mremap grows,
+// in place or by moving it, stays a shared mapping of the file: stores
+// made before and after reach the file (Python's mmap.resize), and a
+// moved mapping keeps sharing its bytes with the file's other mappings.
+func TestMremapSharedFileMapping(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	for _, arch := range []string{"arm64", "s390x"} {
+		for _, move := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/move=%v", arch, move), func(t *testing.T) {
+				require.NoError(t, os.WriteFile(file, make([]byte, 4096), 0o644))
+				p, buf := testProcess(t, arch)
+				atFdcwd, oRdwr := uint64(0xffffffffffffff9c), uint64(2)
+				fd := call(t, p, "openat", atFdcwd, putString(t, p, buf, file), oRdwr)
+				require.Less(t, fd, uint64(1024), "openat: %d", int64(fd))
+				rw := uint64(protRead | protWrite)
+				other := sysMmap(p, [6]uint64{0, 4096, rw, mapShared, fd, 0})
+				require.Less(t, other, uint64(1)<<48)
+				// a free place of 4 pages, for the mapping and its growth
+				m := sysMmap(p, [6]uint64{0, 4 * 4096, rw, mapPrivate | mapAnonymous, ^uint64(0), 0})
+				require.Equal(t, uint64(0), call(t, p, "munmap", m, 4*4096))
+				require.Equal(t, m, sysMmap(p, [6]uint64{m, 4096, rw, mapShared | mapFixed, fd, 0}))
+				if move { // something right after it: mremap must move it
+					require.Equal(t, m+4096, sysMmap(p, [6]uint64{m + 4096, 4096, rw, mapPrivate | mapAnonymous | mapFixed, ^uint64(0), 0}))
+				}
+				require.True(t, p.writeGuest(m, []byte("first")))
+				require.Equal(t, uint64(0), call(t, p, "ftruncate", fd, 3*4096))
+				n := call(t, p, "mremap", m, 4096, 3*4096, 1 /* MREMAP_MAYMOVE */)
+				require.Less(t, n, uint64(1)<<48, "mremap: %d", int64(n))
+				require.Equal(t, move, n != m, "moved")
+				require.True(t, p.writeGuest(n+2*4096, []byte("tail")))
+				require.True(t, p.writeGuest(n+5, []byte("after")))
+				require.Equal(t, []byte("firstafter"), guestBytes(t, p, other, 10), "still the other mapping's bytes")
+				require.Equal(t, uint64(0), call(t, p, "munmap", n, 3*4096))
+				got, err := os.ReadFile(file)
+				require.NoError(t, err)
+				require.Equal(t, []byte("firstafter"), got[:10])
+				require.Equal(t, []byte("tail"), got[2*4096:2*4096+4])
+			})
+		}
 	}
 }
