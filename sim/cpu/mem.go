@@ -1208,6 +1208,10 @@ func (m *Memory) forkInto(n *Memory, private bool) {
 // every address space that shares them (Fork shares MarkShared pages).
 type SharedPage struct{ data *[PageSize]byte }
 
+// Bytes returns the shared bytes themselves (a kernel's page cache
+// keeping them and the file in step for read(2) and write(2)).
+func (sp SharedPage) Bytes() *[PageSize]byte { return sp.data }
+
 // SharedKey returns the shared bytes addr lies in, for keying what
 // processes share there (Linux's shared futexes); ok is false when addr
 // is not in a MarkShared page whose bytes exist yet (none can then be

@@ -175,6 +175,7 @@ func (p *Process) markPastEOF(f *openFile, addr, size, off uint64) {
 // fillFromFile copies the file's bytes [off, off+n) (what exists of them)
 // into the fresh mapping at addr; the rest of the mapping reads as zeros.
 func (p *Process) fillFromFile(f *openFile, addr, n uint64, off int64) uint64 {
+	p.sys.syncForRead(f) // a private mapping starts from what the shared ones hold
 	buf := make([]byte, min(n, ioChunk))
 	var done uint64
 	for done < n {

@@ -106,3 +106,46 @@ func TestMremapSharedFileMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedMappingReadWriteCoherent: read(2) of a file returns what a
+// shared mapping of it stored, and the mapping sees what write(2) and
+// pwrite(2) store, whatever the descriptors were opened for, as Linux's
+// one page cache gives; the stale mapping no longer overwrites the
+// writes when it goes.
+func TestSharedMappingReadWriteCoherent(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	for _, arch := range []string{"arm64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(file, bytes.Repeat([]byte("0123456789"), 1000), 0o644))
+			p, buf := testProcess(t, arch)
+			atFdcwd := uint64(0xffffffffffffff9c)
+			path := putString(t, p, buf, file)
+			open := func(flags uint64) uint64 {
+				fd := call(t, p, "openat", atFdcwd, path, flags)
+				require.Less(t, fd, uint64(1024), "openat: %d", int64(fd))
+				return fd
+			}
+			rdwr, rdonly, wronly := open(2), open(0), open(1)
+			m := sysMmap(p, [6]uint64{0, 10000, protRead | protWrite, mapShared, rdwr, 0})
+			require.Less(t, m, uint64(1)<<48)
+
+			require.True(t, p.writeGuest(m+4096, []byte("abc")))
+			out := buf + 0x1000
+			require.Equal(t, uint64(5), call(t, p, "pread64", rdonly, out, 5, 4096))
+			require.Equal(t, []byte("abc90"), guestBytes(t, p, out, 5), "read sees the mapping's store")
+
+			data := putString(t, p, buf+0x2000, "XYZ")
+			require.Equal(t, uint64(3), call(t, p, "pwrite64", wronly, data, 3, 4099))
+			require.Equal(t, []byte("abcXYZ"), guestBytes(t, p, m+4096, 6), "the mapping sees pwrite")
+			require.Equal(t, uint64(5000), call(t, p, "lseek", wronly, 5000, 0))
+			require.Equal(t, uint64(3), call(t, p, "write", wronly, data, 3))
+			require.Equal(t, []byte("XYZ"), guestBytes(t, p, m+5000, 3), "the mapping sees write")
+
+			require.Equal(t, uint64(0), call(t, p, "munmap", m, 10000))
+			got, err := os.ReadFile(file)
+			require.NoError(t, err)
+			require.Equal(t, []byte("abcXYZ"), got[4096:4102])
+			require.Equal(t, []byte("XYZ"), got[5000:5003])
+		})
+	}
+}

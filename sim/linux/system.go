@@ -56,13 +56,13 @@ type System struct {
 	switchTo   *Process
 	switchThr  *thread
 	deadlocked bool
-	everMulti  bool                       // more than one process existed (strace's [pid N])
-	done       []ProcStat                 // the processes that ended (--stats)
-	fifos      map[fifoKey]*pipe          // the pipes of the FIFOs some process has open (fifo.go)
-	hosts      int                        // processes running a host program (hostproc.go)
-	locks      map[lockKey][]*recordLock  // fcntl's record locks (reclock.go)
-	pageCache  map[pageKey]cpu.SharedPage // the bytes of shared file mappings' pages (pagecache.go)
-	ttys       []*terminal                // the host terminals the guest used (tty.go)
+	everMulti  bool                      // more than one process existed (strace's [pid N])
+	done       []ProcStat                // the processes that ended (--stats)
+	fifos      map[fifoKey]*pipe         // the pipes of the FIFOs some process has open (fifo.go)
+	hosts      int                       // processes running a host program (hostproc.go)
+	locks      map[lockKey][]*recordLock // fcntl's record locks (reclock.go)
+	pageCache  map[lockKey]filePages     // the bytes of shared file mappings' pages (pagecache.go)
+	ttys       []*terminal               // the host terminals the guest used (tty.go)
 
 	// cpus is Config.CPUs; with more than one, coreNow is each core's
 	// clock (cores.go).
