@@ -402,6 +402,7 @@ var sysDefs = map[string]sysDef{
 	"sched_getparam":         {Full, "priority 0 (SCHED_OTHER)", sysSchedGetparam},
 	"sched_get_priority_max": {Full, "Linux's values: 99 for FIFO and RR, 0 for the others", sysSchedGetPriorityMax},
 	"sched_get_priority_min": {Full, "Linux's values: 1 for FIFO and RR, 0 for the others", sysSchedGetPriorityMin},
+	"sched_rr_get_interval":  {Full, "0: SCHED_OTHER's slice in whole jiffies, as Linux 6.6 and later give it", sysSchedRRGetInterval},
 	"personality":            {Partial, "the persona is kept and read back; none of its flags changes what simrun does", sysPersonality},
 	"readahead":              {Full, "regular files; nothing is read ahead", sysReadahead},
 	"sync":                   {Full, "the host's sync", sysSync},
