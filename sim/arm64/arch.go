@@ -339,6 +339,8 @@ var syscalls = map[string]uint64{
 	"sched_getparam":         121,
 	"sched_get_priority_max": 125,
 	"sched_get_priority_min": 126,
+	"sched_rr_get_interval":  127,
+	"memfd_create":           279,
 	"close_range":            436,
 	"personality":            92,
 	"flock":                  32,

@@ -1208,6 +1208,10 @@ func (m *Memory) forkInto(n *Memory, private bool) {
 // every address space that shares them (Fork shares MarkShared pages).
 type SharedPage struct{ data *[PageSize]byte }
 
+// Bytes returns the shared bytes themselves (a kernel's page cache
+// keeping them and the file in step for read(2) and write(2)).
+func (sp SharedPage) Bytes() *[PageSize]byte { return sp.data }
+
 // SharedKey returns the shared bytes addr lies in, for keying what
 // processes share there (Linux's shared futexes); ok is false when addr
 // is not in a MarkShared page whose bytes exist yet (none can then be
@@ -1223,6 +1227,83 @@ func (m *Memory) SharedKey(addr uint64) (SharedPage, bool) {
 		return SharedPage{}, false
 	}
 	return SharedPage{p.data}, true
+}
+
+// sharedPageAt returns the Page of the mapped MarkShared page addr lies
+// in, nil when there is none.
+func (m *Memory) sharedPageAt(addr uint64) (*Page, uint64) {
+	vpn := addr >> PageShift
+	c := m.chunks[vpn>>chunkShift]
+	if c == nil || c.perm[vpn&(chunkPages-1)]&(permMapped|permShared) != permMapped|permShared {
+		return nil, vpn
+	}
+	return m.page(vpn), vpn
+}
+
+// HoldShared returns the bytes of the MarkShared page addr lies in,
+// giving the page its bytes first if it has none (charged as a first
+// write is), and takes one more hold on them for the caller: a kernel's
+// page cache, which hands the same bytes to every MAP_SHARED mapping of
+// one file page (AttachShared), as Linux maps one page-cache page into
+// every address space that shares the file. The bytes stay charged until
+// the last holder lets go (ReleaseShared, Unmap, Release). ok is false
+// when addr is not in a mapped MarkShared page or the limit refuses the
+// bytes.
+func (m *Memory) HoldShared(addr uint64) (SharedPage, bool) {
+	p, vpn := m.sharedPageAt(addr)
+	if p == nil || p.cow || !m.touch(p, vpn) {
+		return SharedPage{}, false
+	}
+	if m.acct.shares == nil {
+		m.acct.shares = map[*[PageSize]byte]int{}
+	}
+	m.acct.shares[p.data] = max(m.acct.shares[p.data], 1) + 1
+	return SharedPage{p.data}, true
+}
+
+// AttachShared makes the MarkShared page addr lies in hold the bytes sp
+// (from HoldShared, still held) in place of its own, which it lets go:
+// reads and writes there then reach the same bytes as every other page
+// holding sp, in whatever address space. ok is false when addr is not in
+// a mapped MarkShared page.
+func (m *Memory) AttachShared(addr uint64, sp SharedPage) bool {
+	p, vpn := m.sharedPageAt(addr)
+	if p == nil || sp.data == nil {
+		return false
+	}
+	if p.data == sp.data {
+		return true
+	}
+	if m.journal != nil {
+		m.journal.wrote(vpn) // its contents change as a write's would
+	}
+	if p.Code != nil {
+		p.Code.InvalidateCode(0, PageSize)
+	}
+	m.release(p)
+	p.data, p.cow = sp.data, false
+	m.acct.shares[sp.data]++
+	m.flushTLB()
+	return true
+}
+
+// SharedHolders returns how many holds there are on sp: a page cache's
+// own hold (HoldShared) and one for each page that holds the bytes. 1
+// means the holder asking is the last.
+func (m *Memory) SharedHolders(sp SharedPage) int { return m.acct.shares[sp.data] }
+
+// ReleaseShared lets go of a hold HoldShared took, refunding the bytes
+// when it was the last.
+func (m *Memory) ReleaseShared(sp SharedPage) {
+	if sp.data == nil {
+		return
+	}
+	if n := m.acct.shares[sp.data]; n > 1 {
+		m.acct.shares[sp.data] = n - 1
+		return
+	}
+	delete(m.acct.shares, sp.data)
+	m.refund(PageSize)
 }
 
 // Empty returns an empty address space on this space's account (a

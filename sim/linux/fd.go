@@ -212,6 +212,7 @@ func (p *Process) readFile(f *openFile, buf []byte, off int64) (int, uint64) {
 		}
 		return n, 0
 	case kindHost:
+		p.sys.syncForRead(f)
 		var n int
 		var err error
 		if off >= 0 {
@@ -303,6 +304,14 @@ func (p *Process) writeFile(f *openFile, b []byte, off int64) (int, uint64) {
 		}
 		if err != nil && n == 0 {
 			return 0, hostErrno(err)
+		}
+		if len(p.sys.pageCache) != 0 {
+			at := off
+			if at < 0 { // where the write went: just before the offset now
+				end, _ := f.host.Seek(0, io.SeekCurrent)
+				at = end - int64(n)
+			}
+			p.sys.syncAfterWrite(f, at, n)
 		}
 		return n, 0
 	case kindNull, kindZero, kindRandom:

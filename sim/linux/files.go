@@ -325,7 +325,7 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	of := p.Arch.OpenFlags
 	archOnly := a[2] & (of.Directory | of.Nofollow | of.Direct)
 	if flags&oTmpfile == oTmpfile {
-		return errno(ENOTSUP)
+		return p.openTmpfile(a[0], path, flags, a[3], archOnly)
 	}
 	if f, e, ok := p.openSpecial(p.specialPath(a[0], path), flags); ok {
 		if e != 0 {
@@ -391,6 +391,43 @@ func sysOpenat(p *Process, a [6]uint64) uint64 {
 	}
 	p.openedTerminal(nf, flags)
 	return fd
+}
+
+// openTmpfile opens an unnamed regular file in the directory at path
+// (O_TMPFILE): the host makes it, in the host directory, so that it is
+// EOPNOTSUPP where the host file system has none, as on Linux. Linux
+// wants write access (EINVAL without).
+func (p *Process) openTmpfile(dirfd uint64, path string, flags, mode, archOnly uint64) uint64 {
+	if flags&oAccmode == oRdonly {
+		return errno(EINVAL)
+	}
+	host, e := p.resolve(dirfd, path, true)
+	if e != 0 {
+		return e
+	}
+	if p.Cfg.ReadOnly {
+		return errno(EROFS)
+	}
+	hflags := unix.O_TMPFILE | unix.O_CLOEXEC | unix.O_RDWR
+	if flags&oAccmode == oWronly {
+		hflags = unix.O_TMPFILE | unix.O_CLOEXEC | unix.O_WRONLY
+	}
+	if flags&oExcl != 0 {
+		hflags |= unix.O_EXCL // never to be linked into the directory
+	}
+	perm := uint32((mode &^ p.umask) & 0o7777)
+	fd, err := unix.Open(host, hflags, perm)
+	if err != nil {
+		return hostErrno(err)
+	}
+	hf := os.NewFile(uintptr(fd), host)
+	unix.Fchmod(fd, perm) // the guest's umask, not simrun's
+	nf := &openFile{kind: kindHost, host: hf, path: host, flags: flags &^ oTmpfile, archFlags: archOnly}
+	r := p.install(nf, 0, flags&oCloexec != 0)
+	if int64(r) < 0 {
+		hf.Close()
+	}
+	return r
 }
 
 func sysLseek(p *Process, a [6]uint64) uint64 {
@@ -926,7 +963,16 @@ func sysFcntl(p *Process, a [6]uint64) uint64 {
 		}
 		return pipeCapacity
 	case fAddSeals, fGetSeals:
-		return errno(EINVAL)
+		if f.kind != kindHost {
+			return errno(EINVAL)
+		}
+		// The host file keeps the seals (a memfd's; any other file
+		// refuses them with EINVAL, as Linux does).
+		r, err := unix.FcntlInt(f.host.Fd(), int(a[1]), int(uint32(a[2])))
+		if err != nil {
+			return hostErrno(err)
+		}
+		return uint64(r)
 	}
 	return errno(EINVAL)
 }

@@ -137,6 +137,9 @@ func sysMmap(p *Process, a [6]uint64) uint64 {
 			return e
 		}
 		p.markPastEOF(f, addr, size, off)
+		if typ != mapPrivate {
+			p.shareFilePages(f, addr, size, off)
+		}
 		if typ != mapPrivate && prot&protWrite != 0 {
 			f.refs++
 			p.shared = append(p.shared, sharedMap{addr: addr, size: size, file: f, off: int64(off)})
@@ -172,6 +175,7 @@ func (p *Process) markPastEOF(f *openFile, addr, size, off uint64) {
 // fillFromFile copies the file's bytes [off, off+n) (what exists of them)
 // into the fresh mapping at addr; the rest of the mapping reads as zeros.
 func (p *Process) fillFromFile(f *openFile, addr, n uint64, off int64) uint64 {
+	p.sys.syncForRead(f) // a private mapping starts from what the shared ones hold
 	buf := make([]byte, min(n, ioChunk))
 	var done uint64
 	for done < n {
@@ -267,6 +271,7 @@ func sysMunmap(p *Process, a [6]uint64) uint64 {
 	p.dropShared(a[0], size)
 	p.forgetFileMaps(a[0], size)
 	p.Mem.Unmap(a[0], size)
+	p.sys.sweepPageCache(p.Mem)
 	return 0
 }
 
@@ -330,6 +335,13 @@ func sysMremap(p *Process, a [6]uint64) uint64 {
 		if err := p.Mem.Map(old+oldSize, newSize-oldSize, perm); err != nil {
 			return errno(ENOMEM)
 		}
+		if i := p.sharedMapIndex(old, oldSize); i >= 0 {
+			if e := p.fillShared(p.shared[i], old+oldSize, oldSize, newSize-oldSize); e != 0 {
+				p.Mem.Unmap(old+oldSize, newSize-oldSize)
+				return e
+			}
+			p.shared[i].size = newSize
+		}
 		return old
 	case flags&mayMove == 0:
 		return errno(ENOMEM)
@@ -343,6 +355,21 @@ func sysMremap(p *Process, a [6]uint64) uint64 {
 	}
 	if err := p.Mem.Map(to, newSize, perm); err != nil {
 		return errno(ENOMEM)
+	}
+	if i := p.sharedMapIndex(old, oldSize); i >= 0 {
+		// A shared file mapping moves as Linux moves it: the new pages
+		// are the file's pages, the bytes the old ones hold (the page
+		// cache hands them over), and its stores still reach the file.
+		sm := p.shared[i]
+		if e := p.fillShared(sm, to, 0, newSize); e != 0 {
+			p.Mem.Unmap(to, newSize)
+			return e
+		}
+		p.shared[i].addr, p.shared[i].size = to, newSize
+		p.moveFileMaps(old, oldSize, to)
+		p.Mem.Unmap(old, oldSize)
+		p.sys.sweepPageCache(p.Mem)
+		return to
 	}
 	for off := uint64(0); off < oldSize; off += cpu.PageSize {
 		src := p.Mem.PageAt(old + off)
@@ -360,6 +387,34 @@ func sysMremap(p *Process, a [6]uint64) uint64 {
 	p.moveFileMaps(old, oldSize, to)
 	p.Mem.Unmap(old, oldSize)
 	return to
+}
+
+// sharedMapIndex is the index in p.shared of the shared writable file
+// mapping that is exactly [addr, addr+size), -1 if none is.
+func (p *Process) sharedMapIndex(addr, size uint64) int {
+	for i, sm := range p.shared {
+		if sm.addr == addr && sm.size == size {
+			return i
+		}
+	}
+	return -1
+}
+
+// fillShared makes the fresh pages [at, at+n) the part of the shared
+// file mapping sm from byte from of the mapping on (mremap growing or
+// moving it): marked shared, holding the file's bytes, or the cached
+// bytes of its pages that another mapping (the old place, when it
+// moves) holds.
+func (p *Process) fillShared(sm sharedMap, at, from, n uint64) uint64 {
+	p.syncShared(sm.addr, sm.size) // what the cache lacks must be in the file
+	p.Mem.MarkShared(at, n)
+	off := uint64(sm.off) + from
+	if e := p.fillFromFile(sm.file, at, n, int64(off)); e != 0 {
+		return e
+	}
+	p.markPastEOF(sm.file, at, n, off)
+	p.shareFilePages(sm.file, at, n, off)
+	return 0
 }
 
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }

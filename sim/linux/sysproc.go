@@ -103,6 +103,21 @@ func sysSchedGetPriorityMin(p *Process, a [6]uint64) uint64 {
 	return errno(EINVAL)
 }
 
+// sched_rr_get_interval: the round-robin time slice of a thread, zero
+// here. Every thread runs SCHED_OTHER, for which Linux answers its fair
+// class's slice in whole jiffies: since 6.6 (EEVDF) the 0.75 ms base
+// slice, which rounds down to 0 at every HZ up to 1000 (a host kernel,
+// and so qemu-user, gives 0 too).
+func sysSchedRRGetInterval(p *Process, a [6]uint64) uint64 {
+	if e := p.schedTarget(a[0]); e != 0 {
+		return e
+	}
+	if !p.putTimespec(a[1], 0, 1) {
+		return errno(EFAULT)
+	}
+	return 0
+}
+
 // personality: 0xffffffff reads the persona; any other value is kept and
 // the old one returned. simrun honours none of the flags (addresses are
 // never randomized anyway).

@@ -38,6 +38,12 @@ func TestSysproc(t *testing.T) {
 			require.Equal(t, uint64(1), call(t, p, "sched_get_priority_min", schedRR))
 			require.Equal(t, uint64(0), call(t, p, "sched_get_priority_max", schedOther))
 			require.Equal(t, errno(EINVAL), call(t, p, "sched_get_priority_min", 4))
+			require.True(t, p.writeGuest(buf, []byte{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}))
+			require.Equal(t, uint64(0), call(t, p, "sched_rr_get_interval", 0, buf))
+			require.Equal(t, make([]byte, 16), guestBytes(t, p, buf, 16), "a zero timespec")
+			require.Equal(t, errno(ESRCH), call(t, p, "sched_rr_get_interval", 7, buf))
+			require.Equal(t, errno(EINVAL), call(t, p, "sched_rr_get_interval", ^uint64(0), buf))
+			require.Equal(t, errno(EFAULT), call(t, p, "sched_rr_get_interval", 0, 0))
 
 			require.Equal(t, uint64(0), call(t, p, "personality", 0xffffffff))
 			require.Equal(t, uint64(0), call(t, p, "personality", 0x0040000)) // ADDR_NO_RANDOMIZE

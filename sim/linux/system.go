@@ -62,6 +62,7 @@ type System struct {
 	bound      map[string]*sockEnd       // the run's bound AF_UNIX sockets by address (socket.go)
 	hosts      int                       // processes running a host program (hostproc.go)
 	locks      map[lockKey][]*recordLock // fcntl's record locks (reclock.go)
+	pageCache  map[lockKey]filePages     // the bytes of shared file mappings' pages (pagecache.go)
 	ttys       []*terminal               // the host terminals the guest used (tty.go)
 
 	// cpus is Config.CPUs; with more than one, coreNow is each core's

@@ -372,6 +372,8 @@ var syscalls = map[string]uint64{
 	"sched_getparam":         155,
 	"sched_get_priority_max": 159,
 	"sched_get_priority_min": 160,
+	"sched_rr_get_interval":  161,
+	"memfd_create":           350,
 	"close_range":            436,
 	"personality":            136,
 	"flock":                  143,
