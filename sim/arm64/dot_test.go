@@ -44,7 +44,7 @@ func TestDotProduct(t *testing.T) {
 	}{
 		// each lane starts at 100. lane 0: -2*-1 + -128*-1 + 127*-1 + -1*-1
 		// = 4; lane 1: 2+4+6+8 = 20; lane 2: 0; lane 3: 4 * -128 = -512
-		{"sdot 4s", dotVector(1, 0, 2, 0, 1), vec{(20+100)<<32 | 4 + 100, w32(-512+100)<<32 | 0 + 100}},
+		{"sdot 4s", dotVector(1, 0, 2, 0, 1), vec{(20+100)<<32 | 4 + 100, w32(-512+100)<<32 | (0 + 100)}},
 		// lane 0: 254*255 + 128*255 + 127*255 + 255*255 = 194820
 		{"udot 2s", dotVector(0, 1, 2, 0, 1), vec{(20+100)<<32 | 194820 + 100, 0}},
 		// by element, lane 3 of m (0x80808080): lane 0 bytes of n sum to
