@@ -1475,21 +1475,28 @@ func sysPipe2(p *Process, a [6]uint64) uint64 {
 	pp := &pipe{readers: 1, writers: 1, ino: p.sys.newPipeIno()}
 	r := &openFile{kind: kindPipe, pipe: pp, flags: oRdonly | a[1]&oNonblock}
 	w := &openFile{kind: kindPipe, pipe: pp, write: true, flags: oWronly | a[1]&oNonblock}
-	rfd := p.install(r, 0, a[1]&oCloexec != 0)
-	if int64(rfd) < 0 {
-		return rfd
+	return p.installPair(r, w, a[1]&oCloexec != 0, a[0])
+}
+
+// installPair installs the two files pipe2 and socketpair make and
+// writes their descriptors to the int[2] at addr; on any failure neither
+// stays open.
+func (p *Process) installPair(f0, f1 *openFile, cloexec bool, addr uint64) uint64 {
+	fd0 := p.install(f0, 0, cloexec)
+	if int64(fd0) < 0 {
+		return fd0
 	}
-	wfd := p.install(w, 0, a[1]&oCloexec != 0)
-	if int64(wfd) < 0 {
-		p.closeFD(rfd)
-		return wfd
+	fd1 := p.install(f1, 0, cloexec)
+	if int64(fd1) < 0 {
+		p.closeFD(fd0)
+		return fd1
 	}
 	b := make([]byte, 8)
-	p.order().PutUint32(b, uint32(rfd))
-	p.order().PutUint32(b[4:], uint32(wfd))
-	if !p.writeGuest(a[0], b) {
-		p.closeFD(rfd)
-		p.closeFD(wfd)
+	p.order().PutUint32(b, uint32(fd0))
+	p.order().PutUint32(b[4:], uint32(fd1))
+	if !p.writeGuest(addr, b) {
+		p.closeFD(fd0)
+		p.closeFD(fd1)
 		return errno(EFAULT)
 	}
 	return 0

@@ -117,24 +117,7 @@ func sysSocketpair(p *Process, a [6]uint64) uint64 {
 	sb := &sockEnd{typ: typ, rx: ab, tx: ba, ino: p.sys.newPipeIno(), creator: p.pid, sys: p.sys, peer: sa}
 	sa.peer = sb
 	flags := oRdwr | a[1]&oNonblock
-	fa := p.install(&openFile{kind: kindSocket, sock: sa, flags: flags}, 0, a[1]&oCloexec != 0)
-	if int64(fa) < 0 {
-		return fa
-	}
-	fb := p.install(&openFile{kind: kindSocket, sock: sb, flags: flags}, 0, a[1]&oCloexec != 0)
-	if int64(fb) < 0 {
-		p.closeFD(fa)
-		return fb
-	}
-	b := make([]byte, 8)
-	p.order().PutUint32(b, uint32(fa))
-	p.order().PutUint32(b[4:], uint32(fb))
-	if !p.writeGuest(a[3], b) {
-		p.closeFD(fa)
-		p.closeFD(fb)
-		return errno(EFAULT)
-	}
-	return 0
+	return p.installPair(&openFile{kind: kindSocket, sock: sa, flags: flags}, &openFile{kind: kindSocket, sock: sb, flags: flags}, a[1]&oCloexec != 0, a[3])
 }
 
 // release lets go of the end's pipes (its last descriptor closed); a
@@ -417,13 +400,9 @@ const msghdrSize = 56
 // (msg_controllen > 0) is not carried, so a message with some is refused
 // with EOPNOTSUPP rather than sent without it.
 func sysSendmsg(p *Process, a [6]uint64) uint64 {
-	f, e := p.sock(a[0])
+	f, h, iov, e := p.msghdr(a)
 	if e != 0 {
 		return e
-	}
-	h, ok := p.readGuest(a[1], msghdrSize)
-	if !ok {
-		return errno(EFAULT)
 	}
 	o := p.order()
 	if o.Uint64(h[0:]) != 0 && o.Uint32(h[8:]) != 0 {
@@ -432,30 +411,33 @@ func sysSendmsg(p *Process, a [6]uint64) uint64 {
 	if o.Uint64(h[40:]) != 0 {
 		return errno(ENOTSUP)
 	}
-	iov, e := p.iovecs(o.Uint64(h[16:]), o.Uint64(h[24:]))
-	if e != 0 {
-		return e
-	}
 	return p.sockWrite(f, iov, a[2])
+}
+
+// msghdr reads sendmsg's or recvmsg's socket (a[0]), struct msghdr (at
+// a[1]) and the iovecs it points to.
+func (p *Process) msghdr(a [6]uint64) (*openFile, []byte, [][2]uint64, uint64) {
+	f, e := p.sock(a[0])
+	if e != 0 {
+		return nil, nil, nil, e
+	}
+	h, ok := p.readGuest(a[1], msghdrSize)
+	if !ok {
+		return nil, nil, nil, errno(EFAULT)
+	}
+	iov, e := p.iovecs(p.order().Uint64(h[16:]), p.order().Uint64(h[24:]))
+	return f, h, iov, e
 }
 
 // recvmsg(fd, msg, flags): msg_namelen and msg_controllen become 0 (no
 // address, no ancillary data), msg_flags MSG_TRUNC when a message did
 // not fit.
 func sysRecvmsg(p *Process, a [6]uint64) uint64 {
-	f, e := p.sock(a[0])
+	f, _, iov, e := p.msghdr(a)
 	if e != 0 {
 		return e
-	}
-	h, ok := p.readGuest(a[1], msghdrSize)
-	if !ok {
-		return errno(EFAULT)
 	}
 	o := p.order()
-	iov, e := p.iovecs(o.Uint64(h[16:]), o.Uint64(h[24:]))
-	if e != 0 {
-		return e
-	}
 	r, cut := p.sockRead(f, iov, a[2])
 	if int64(r) < 0 {
 		return r
