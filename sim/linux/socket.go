@@ -64,8 +64,9 @@ const (
 	ECONNREFUSED    = 111
 )
 
-// sockEnd is one end of a socketpair: it reads rx, which its peer
-// writes, and writes tx, which its peer reads. A message socket's pipes
+// sockEnd is an AF_UNIX socket. Once connected (socketpair, connect,
+// accept) it reads rx, which its peer writes, and writes tx, which its
+// peer reads; before that both are nil. A message socket's pipes
 // keep each message's length (pipe.msgs).
 type sockEnd struct {
 	typ     uint64 // sockStream, sockDgram or sockSeqpacket
@@ -283,8 +284,9 @@ func sysShutdown(p *Process, a [6]uint64) uint64 {
 	return 0
 }
 
-// sendto(fd, buf, len, flags, dest_addr, addrlen): a socketpair end is
-// connected, so a destination is EISCONN.
+// sendto(fd, buf, len, flags, dest_addr, addrlen): stream and seqpacket
+// sockets take no destination (EISCONN), a datagram one comes from
+// socketpair and is connected.
 func sysSendto(p *Process, a [6]uint64) uint64 {
 	f, e := p.sock(a[0])
 	if e != 0 {
@@ -505,8 +507,8 @@ func (p *Process) putSockaddr(name string, addr, lenAddr uint64) uint64 {
 
 // getsockopt(fd, level, name, value, len) at SOL_SOCKET: the type,
 // domain, protocol, pending error (none), buffer sizes, whether it
-// listens (never) and the peer's credentials (the pair's creator, uid
-// and gid 0).
+// listens and the peer's credentials (the creator's pid, uid and gid
+// 0).
 func sysGetsockopt(p *Process, a [6]uint64) uint64 {
 	f, e := p.sock(a[0])
 	if e != 0 {
